@@ -1,0 +1,198 @@
+//! DABA Lite: worst-case O(1) with n + 2 stored aggregates.
+
+use std::fmt;
+
+use crate::deque::{ChunkedDeque, Cursor};
+use crate::{FifoAggregator, Monoid};
+
+/// De-Amortized Banker's Aggregator, Lite: the engine's default window.
+///
+/// **Worst-case O(1)** per operation: at most 3 ⊗ per insert, 2 per evict,
+/// 1 per query (on a steady sliding window, on average 2 per insert and 1
+/// per evict), and n + 2 aggregates for a window of n values.
+///
+/// One deque of aggregates with pointers `F ≤ L ≤ R ≤ A ≤ B ≤ E`
+/// (`F` and `E` are the deque's front and end) and two extra aggregates:
+/// - `[F, L)`: `*i = v_i ⊗ … ⊗ v_{B-1}`
+/// - `[L, R)`: `*i = v_i ⊗ … ⊗ v_{R-1}`
+/// - `[R, A)`: raw values; when `L ≠ R`, `agg_ra = v_R ⊗ … ⊗ v_{B-1}`
+/// - `[A, B)`: `*i = v_i ⊗ … ⊗ v_{B-1}`
+/// - `[B, E)`: raw values; `agg_b = v_B ⊗ … ⊗ v_{E-1}`
+///
+/// Size invariant: the window is empty, or `|[L,B)| + 1 = |[F,B)| − |[B,E)|`
+/// and `|[L,R)| = |[R,A)|`. Each operation does one step of an incremental
+/// reversal (`fixup`), so the front never runs out the way Two-Stacks' does.
+///
+/// ```
+/// use sliq_swag::{DabaLite, FifoAggregator, monoids::Concat};
+///
+/// let mut w = DabaLite::new(Concat);
+/// for s in ["a", "b", "c", "d"] {
+///     w.insert(s.to_string());
+/// }
+/// w.evict();
+/// assert_eq!(w.query(), "bcd");
+/// ```
+pub struct DabaLite<M: Monoid> {
+    monoid: M,
+    deque: ChunkedDeque<M::Agg>,
+    l: Cursor<M::Agg>,
+    r: Cursor<M::Agg>,
+    a: Cursor<M::Agg>,
+    b: Cursor<M::Agg>,
+    agg_ra: M::Agg,
+    agg_b: M::Agg,
+}
+
+impl<M: Monoid> DabaLite<M> {
+    /// An empty window whose storage starts sized for about `capacity` values.
+    pub fn with_capacity(monoid: M, capacity: usize) -> Self {
+        Self::from_deque(monoid, ChunkedDeque::with_capacity(capacity))
+    }
+
+    fn from_deque(monoid: M, deque: ChunkedDeque<M::Agg>) -> Self {
+        let end = deque.cursor_end();
+        DabaLite {
+            agg_ra: monoid.identity(),
+            agg_b: monoid.identity(),
+            monoid,
+            deque,
+            l: end,
+            r: end,
+            a: end,
+            b: end,
+        }
+    }
+
+    /// The monoid this window aggregates with.
+    pub fn monoid(&self) -> &M {
+        &self.monoid
+    }
+
+    /// Heap bytes held by the window's storage.
+    pub fn heap_bytes(&self) -> usize {
+        self.deque.heap_bytes()
+    }
+
+    fn fixup(&mut self) {
+        let front = self.deque.cursor_front();
+        let end = self.deque.cursor_end();
+        if front == self.b {
+            // Singleton or empty: everything is back list.
+            self.b = end;
+            self.a = end;
+            self.r = end;
+            self.l = end;
+            self.agg_ra = self.monoid.identity();
+            self.agg_b = self.monoid.identity();
+        } else {
+            if self.l == self.b {
+                // Flip: the old front and back become the inner sublists.
+                self.l = front;
+                self.a = end;
+                self.b = end;
+                self.agg_ra = std::mem::replace(&mut self.agg_b, self.monoid.identity());
+            }
+            if self.l == self.r {
+                // Shift: [F,L) and [A,B) hold the same kind of aggregate.
+                self.deque.step(&mut self.a);
+                self.deque.step(&mut self.r);
+                self.deque.step(&mut self.l);
+            } else {
+                // Shrink: *L = ΠL ⊗ aggRA; *(A-1) = *(A-1) ⊗ ΠA.
+                self.monoid
+                    .combine_into(self.deque.get_mut(&self.l), &self.agg_ra);
+                self.deque.step(&mut self.l);
+                let top_of_a = self.a;
+                self.deque.step_back(&mut self.a);
+                if top_of_a != self.b {
+                    let (target, source) = self.deque.get_pair_mut(&self.a, &top_of_a);
+                    self.monoid.combine_into(target, source);
+                }
+            }
+        }
+        self.debug_check_invariants();
+    }
+
+    /// Checks the pointer order and size invariants (debug builds only).
+    fn debug_check_invariants(&self) {
+        #[cfg(debug_assertions)]
+        {
+            let (f, e) = (self.deque.cursor_front().pos(), self.deque.cursor_end().pos());
+            let (l, r, a, b) = (self.l.pos(), self.r.pos(), self.a.pos(), self.b.pos());
+            debug_assert!(
+                f <= l && l <= r && r <= a && a <= b && b <= e,
+                "pointer order F ≤ L ≤ R ≤ A ≤ B ≤ E broken: {f} {l} {r} {a} {b} {e}"
+            );
+            let empty = f == b && b == e;
+            debug_assert!(
+                empty || ((b - l) + 1 == (b - f) - (e - b) && r - l == a - r),
+                "size invariant broken: F={f} L={l} R={r} A={a} B={b} E={e}"
+            );
+        }
+    }
+}
+
+impl<M: Monoid> FifoAggregator<M> for DabaLite<M> {
+    fn new(monoid: M) -> Self {
+        Self::from_deque(monoid, ChunkedDeque::new())
+    }
+
+    /// **Worst-case O(1)**, at most 3 ⊗.
+    fn insert(&mut self, v: M::Agg) {
+        self.monoid.combine_into(&mut self.agg_b, &v);
+        self.deque.push_back(v);
+        self.fixup();
+    }
+
+    /// **Worst-case O(1)**, at most 2 ⊗.
+    fn evict(&mut self) -> bool {
+        if self.deque.pop_front().is_none() {
+            return false;
+        }
+        self.fixup();
+        true
+    }
+
+    /// **Worst-case O(1)**, at most 1 ⊗.
+    fn query(&self) -> M::Agg {
+        if self.deque.cursor_front() == self.b {
+            return self.agg_b.clone();
+        }
+        let front = self.deque.get(&self.deque.cursor_front());
+        self.monoid.combine(front, &self.agg_b)
+    }
+
+    fn len(&self) -> usize {
+        self.deque.len()
+    }
+}
+
+impl<M: Monoid + Clone> Clone for DabaLite<M> {
+    /// Copies the window in O(n).
+    fn clone(&self) -> Self {
+        let deque = self.deque.clone();
+        DabaLite {
+            monoid: self.monoid.clone(),
+            l: deque.cursor_at(self.l.pos()),
+            r: deque.cursor_at(self.r.pos()),
+            a: deque.cursor_at(self.a.pos()),
+            b: deque.cursor_at(self.b.pos()),
+            deque,
+            agg_ra: self.agg_ra.clone(),
+            agg_b: self.agg_b.clone(),
+        }
+    }
+}
+
+impl<M: Monoid> fmt::Debug for DabaLite<M>
+where
+    M::Agg: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DabaLite")
+            .field("len", &self.len())
+            .field("query", &self.query())
+            .finish_non_exhaustive()
+    }
+}

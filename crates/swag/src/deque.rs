@@ -1,0 +1,750 @@
+//! A chunked double-ended queue whose every operation is worst-case O(1).
+//!
+//! `std::collections::VecDeque` doubles its buffer when it fills up, copying
+//! every element: amortized O(1), but one push in a while costs O(n). The
+//! sliding-window aggregators in this crate promise worst-case constant time,
+//! so they sit on [`ChunkedDeque`] instead: a doubly linked list of blocks.
+//! Pushing at the back writes into the tail block and links a new block when
+//! it fills; popping at the front unlinks the head block once it is drained.
+//! Nothing is ever copied or moved after it was written.
+//!
+//! | operation                      | cost                  |
+//! |--------------------------------|-----------------------|
+//! | `push_back`, `pop_front`, `pop_back` | **O(1) worst case** (at most one block allocation) |
+//! | `front`, `back`, `len`         | **O(1) worst case**   |
+//! | cursor step / read / write (crate-internal) | **O(1) worst case** |
+//!
+//! Block sizes follow the queue's length, from [`MIN_BLOCK`] elements up to
+//! about 8 KiB, so a window of one element costs one small block while a large
+//! window is stored in large blocks. One drained block is kept as a spare, so a
+//! window that slides at a steady size allocates nothing.
+//!
+//! # Examples
+//!
+//! ```
+//! use sliq_swag::ChunkedDeque;
+//!
+//! let mut q = ChunkedDeque::new();
+//! for i in 0..1000 {
+//!     q.push_back(i);
+//! }
+//! assert_eq!(q.pop_front(), Some(0));
+//! assert_eq!(q.pop_back(), Some(999));
+//! assert_eq!(q.len(), 998);
+//! assert_eq!(q.iter().take(3).copied().collect::<Vec<_>>(), vec![1, 2, 3]);
+//! ```
+//!
+//! # Positions and cursors
+//!
+//! Every element has an absolute position: the first element ever pushed is
+//! at 0, and positions never shift when the front is popped. The aggregators
+//! keep their sublist boundaries as crate-internal [`Cursor`]s: a position plus
+//! the block that holds it, so stepping, reading and writing never search.
+//!
+//! All `unsafe` code of the crate lives in this module.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::mem::{self, MaybeUninit};
+use std::ptr::{self, NonNull};
+
+/// The smallest block, in elements: a window of one element costs this much.
+pub const MIN_BLOCK: usize = 4;
+
+/// Blocks grow up to about this many bytes (and at least [`MIN_BLOCK`] elements).
+const MAX_BLOCK_BYTES: usize = 8 * 1024;
+
+/// One block of the list. Slots `[start, start + cap)` in absolute positions;
+/// only the slots inside the deque's `[front, end)` are initialized.
+struct Block<T> {
+    prev: *mut Block<T>,
+    next: *mut Block<T>,
+    /// Absolute position of `slots[0]`.
+    start: usize,
+    slots: Box<[MaybeUninit<T>]>,
+}
+
+impl<T> Block<T> {
+    fn allocate(cap: usize) -> NonNull<Block<T>> {
+        let slots = std::iter::repeat_with(MaybeUninit::uninit).take(cap).collect();
+        let block = Box::new(Block {
+            prev: ptr::null_mut(),
+            next: ptr::null_mut(),
+            start: 0,
+            slots,
+        });
+        NonNull::from(Box::leak(block))
+    }
+
+    fn cap(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn end(&self) -> usize {
+        self.start + self.cap()
+    }
+}
+
+/// A position in a [`ChunkedDeque`] together with the block that holds it.
+///
+/// Invariant (upheld by the deque's methods, checked by `debug_assert!`):
+/// a cursor handed to the deque has `front <= pos <= end`, and `block` is the
+/// block whose slot range contains `pos`. Cursors are plain values: copying one
+/// is free, and moving the deque's front or back does not update them, so the
+/// owner must not use a cursor that the front has passed or that a
+/// `pop_back` has cut off. The aggregators of this crate guarantee it by their
+/// pointer-order invariants (`F ≤ L ≤ R ≤ A ≤ B ≤ E`).
+pub(crate) struct Cursor<T> {
+    block: *mut Block<T>,
+    pos: usize,
+}
+
+impl<T> Clone for Cursor<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Cursor<T> {}
+
+impl<T> PartialEq for Cursor<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.pos == other.pos
+    }
+}
+
+impl<T> Eq for Cursor<T> {}
+
+impl<T> fmt::Debug for Cursor<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "@{}", self.pos)
+    }
+}
+
+impl<T> Cursor<T> {
+    /// The absolute position this cursor points at.
+    pub(crate) fn pos(&self) -> usize {
+        self.pos
+    }
+}
+
+/// A double-ended queue stored in linked blocks; see the [module docs](self).
+///
+/// Invariants:
+/// - either no block is allocated (`head` and `tail` are null, `front == end`),
+///   or `head ..= tail` is a linked chain whose slot ranges are contiguous;
+/// - `head.start <= front < head.end()` and `tail.start <= end < tail.end()`:
+///   the end position always lies inside an allocated block (a full tail gets
+///   its successor linked at once), so a cursor at `end` is always valid;
+/// - slots in `[front, end)` are initialized, all others are not.
+pub struct ChunkedDeque<T> {
+    head: *mut Block<T>,
+    tail: *mut Block<T>,
+    front: usize,
+    end: usize,
+    /// A drained block kept for reuse, or null.
+    spare: *mut Block<T>,
+    /// Capacity of the first block, when none is allocated yet.
+    first_block: usize,
+    _owns: PhantomData<T>,
+}
+
+// SAFETY: the deque owns its elements exclusively, like a `Vec<T>`; the raw
+// pointers are never shared outside it.
+unsafe impl<T: Send> Send for ChunkedDeque<T> {}
+// SAFETY: `&ChunkedDeque<T>` only hands out `&T`.
+unsafe impl<T: Sync> Sync for ChunkedDeque<T> {}
+
+impl<T> Default for ChunkedDeque<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> ChunkedDeque<T> {
+    /// Largest block, in elements, for this element type.
+    const MAX_BLOCK: usize = {
+        let size = if mem::size_of::<T>() == 0 { 1 } else { mem::size_of::<T>() };
+        let n = MAX_BLOCK_BYTES / size;
+        if n < MIN_BLOCK { MIN_BLOCK } else { n }
+    };
+
+    /// An empty deque. Allocates nothing until the first push.
+    pub const fn new() -> Self {
+        Self::with_first_block(MIN_BLOCK)
+    }
+
+    /// An empty deque whose first block holds about `capacity` elements
+    /// (clamped to the block size limits), for windows whose size is known.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self::with_first_block(Self::block_size_for(capacity))
+    }
+
+    const fn with_first_block(first_block: usize) -> Self {
+        ChunkedDeque {
+            head: ptr::null_mut(),
+            tail: ptr::null_mut(),
+            front: 0,
+            end: 0,
+            spare: ptr::null_mut(),
+            first_block,
+            _owns: PhantomData,
+        }
+    }
+
+    fn block_size_for(len: usize) -> usize {
+        len.checked_next_power_of_two()
+            .unwrap_or(usize::MAX)
+            .clamp(MIN_BLOCK, Self::MAX_BLOCK)
+    }
+
+    /// Number of elements. **O(1).**
+    pub fn len(&self) -> usize {
+        self.end - self.front
+    }
+
+    /// Whether the deque holds no element. **O(1).**
+    pub fn is_empty(&self) -> bool {
+        self.front == self.end
+    }
+
+    /// Appends `value` at the back. **Worst-case O(1)**: writes one slot and,
+    /// when that fills the tail block, links one block (the spare if it is
+    /// large enough, else a fresh allocation).
+    pub fn push_back(&mut self, value: T) {
+        if self.tail.is_null() {
+            let block = self.take_block(self.first_block);
+            // SAFETY: `block` is a fresh, exclusively owned block.
+            unsafe { (*block).start = self.end };
+            self.head = block;
+            self.tail = block;
+        }
+        // SAFETY: `tail` is allocated and `end` lies in its slot range (struct
+        // invariant); the slot is uninitialized because it is at `end`.
+        unsafe {
+            let tail = &mut *self.tail;
+            tail.slots[self.end - tail.start].write(value);
+            self.end += 1;
+            if self.end == tail.end() {
+                self.link_tail();
+            }
+        }
+        self.debug_check();
+    }
+
+    /// Removes and returns the front element, or `None` when empty.
+    /// **Worst-case O(1)**: a drained head block becomes the spare.
+    pub fn pop_front(&mut self) -> Option<T> {
+        if self.is_empty() {
+            return None;
+        }
+        // SAFETY: non-empty, so `head` is allocated and the slot at `front`
+        // is initialized; it is read once and then left uninitialized.
+        let value = unsafe {
+            let head = &mut *self.head;
+            let value = head.slots[self.front - head.start].assume_init_read();
+            self.front += 1;
+            if self.front == head.end() {
+                // `end >= front` lies in a later block, which is linked.
+                let drained = self.head;
+                self.head = head.next;
+                (*self.head).prev = ptr::null_mut();
+                self.recycle(drained);
+            }
+            value
+        };
+        self.debug_check();
+        Some(value)
+    }
+
+    /// Removes and returns the back element, or `None` when empty.
+    /// **Worst-case O(1)**: an emptied tail block becomes the spare.
+    pub fn pop_back(&mut self) -> Option<T> {
+        if self.is_empty() {
+            return None;
+        }
+        // SAFETY: non-empty, so blocks are allocated. If `end` sits at the
+        // start of the tail, the element before it is in the previous block,
+        // which exists because `front < end`. The slot at `end - 1` is
+        // initialized; it is read once and then left uninitialized.
+        let value = unsafe {
+            if self.end == (*self.tail).start {
+                let emptied = self.tail;
+                self.tail = (*emptied).prev;
+                (*self.tail).next = ptr::null_mut();
+                self.recycle(emptied);
+            }
+            self.end -= 1;
+            let tail = &mut *self.tail;
+            tail.slots[self.end - tail.start].assume_init_read()
+        };
+        self.debug_check();
+        Some(value)
+    }
+
+    /// The front (oldest) element. **O(1).**
+    pub fn front(&self) -> Option<&T> {
+        if self.is_empty() {
+            return None;
+        }
+        // SAFETY: non-empty, so the slot at `front` in `head` is initialized.
+        unsafe {
+            let head = &*self.head;
+            Some(head.slots[self.front - head.start].assume_init_ref())
+        }
+    }
+
+    /// The back (youngest) element. **O(1).**
+    pub fn back(&self) -> Option<&T> {
+        if self.is_empty() {
+            return None;
+        }
+        Some(self.get(&self.cursor_back()))
+    }
+
+    /// Mutable access to the back (youngest) element. **O(1).**
+    pub fn back_mut(&mut self) -> Option<&mut T> {
+        if self.is_empty() {
+            return None;
+        }
+        let back = self.cursor_back();
+        Some(self.get_mut(&back))
+    }
+
+    /// Iterates from front (oldest) to back (youngest).
+    pub fn iter(&self) -> Iter<'_, T> {
+        Iter {
+            deque: self,
+            cursor: self.cursor_front(),
+        }
+    }
+
+    /// Drops every element, keeping one block for reuse.
+    pub fn clear(&mut self) {
+        while self.pop_front().is_some() {}
+    }
+
+    /// Heap bytes held by blocks (including the spare), for memory reports.
+    pub fn heap_bytes(&self) -> usize {
+        let block_bytes = |b: *mut Block<T>| {
+            // SAFETY: `b` is an allocated block owned by this deque.
+            mem::size_of::<Block<T>>() + unsafe { (*b).cap() } * mem::size_of::<T>()
+        };
+        let mut total = 0;
+        let mut b = self.head;
+        while !b.is_null() {
+            total += block_bytes(b);
+            // SAFETY: as above; `next` is null or another owned block.
+            b = unsafe { (*b).next };
+        }
+        if !self.spare.is_null() {
+            total += block_bytes(self.spare);
+        }
+        total
+    }
+
+    // ---- crate-internal cursors ----
+
+    /// A cursor at the front position (`F`). On a deque that never held an
+    /// element the cursor has no block; it may only be compared.
+    pub(crate) fn cursor_front(&self) -> Cursor<T> {
+        Cursor {
+            block: self.head,
+            pos: self.front,
+        }
+    }
+
+    /// A cursor at the end position (`E`, one past the back).
+    pub(crate) fn cursor_end(&self) -> Cursor<T> {
+        Cursor {
+            block: self.tail,
+            pos: self.end,
+        }
+    }
+
+    /// A cursor at absolute position `pos` in `[front, end]`. **O(blocks)**:
+    /// for rebuilding cursors after a clone, never on a hot path.
+    pub(crate) fn cursor_at(&self, pos: usize) -> Cursor<T> {
+        debug_assert!(self.front <= pos && pos <= self.end);
+        let mut block = self.head;
+        // SAFETY: walks linked, owned blocks; `pos <= end` lies in one of them.
+        unsafe {
+            while !block.is_null() && pos >= (*block).end() {
+                block = (*block).next;
+            }
+        }
+        Cursor { block, pos }
+    }
+
+    fn cursor_back(&self) -> Cursor<T> {
+        let mut c = self.cursor_end();
+        self.step_back(&mut c);
+        c
+    }
+
+    /// Moves `c` one position towards the back. Requires `c.pos < end`.
+    pub(crate) fn step(&self, c: &mut Cursor<T>) {
+        self.debug_check_cursor(c);
+        debug_assert!(c.pos < self.end, "stepping past the end");
+        c.pos += 1;
+        // SAFETY: `c.block` holds `c.pos - 1` (cursor invariant), so it is
+        // allocated; if `c.pos` is past it, the successor is linked because
+        // `c.pos <= end` and `end` lies in an allocated block.
+        unsafe {
+            if c.pos == (*c.block).end() {
+                c.block = (*c.block).next;
+            }
+        }
+    }
+
+    /// Moves `c` one position towards the front. Requires `c.pos > front`.
+    pub(crate) fn step_back(&self, c: &mut Cursor<T>) {
+        self.debug_check_cursor(c);
+        debug_assert!(c.pos > self.front, "stepping before the front");
+        // SAFETY: `c.block` holds `c.pos` (cursor invariant); if `c.pos` is its
+        // first slot, `c.pos - 1 >= front` is in the linked predecessor.
+        unsafe {
+            if c.pos == (*c.block).start {
+                c.block = (*c.block).prev;
+            }
+        }
+        c.pos -= 1;
+    }
+
+    /// The element at `c`. Requires `front <= c.pos < end`.
+    pub(crate) fn get(&self, c: &Cursor<T>) -> &T {
+        self.debug_check_element(c);
+        // SAFETY: `c.block` holds `c.pos` and the slot is initialized because
+        // `c.pos` is in `[front, end)`; the borrow is tied to `&self`.
+        unsafe {
+            let block = &*c.block;
+            block.slots[c.pos - block.start].assume_init_ref()
+        }
+    }
+
+    /// The element at `c`, mutably. Requires `front <= c.pos < end`.
+    pub(crate) fn get_mut(&mut self, c: &Cursor<T>) -> &mut T {
+        self.debug_check_element(c);
+        // SAFETY: as in `get`; the borrow is tied to `&mut self`.
+        unsafe {
+            let block = &mut *c.block;
+            block.slots[c.pos - block.start].assume_init_mut()
+        }
+    }
+
+    /// The element at `target` mutably and the one at `source` shared.
+    /// Requires both in `[front, end)` and at different positions.
+    pub(crate) fn get_pair_mut(&mut self, target: &Cursor<T>, source: &Cursor<T>) -> (&mut T, &T) {
+        self.debug_check_element(target);
+        self.debug_check_element(source);
+        assert_ne!(target.pos, source.pos, "aliasing cursors");
+        // SAFETY: both slots are initialized (as in `get`) and distinct, so the
+        // two references do not alias; both borrows are tied to `&mut self`.
+        unsafe {
+            let t = (*target.block).slots.as_mut_ptr().add(target.pos - (*target.block).start);
+            let s = (*source.block).slots.as_ptr().add(source.pos - (*source.block).start);
+            ((*t).assume_init_mut(), (*s).assume_init_ref())
+        }
+    }
+
+    // ---- block management ----
+
+    /// Links a block after the full tail, so that `end` stays inside a block.
+    ///
+    /// # Safety
+    /// `tail` must be allocated and `end == tail.end()`.
+    unsafe fn link_tail(&mut self) {
+        let block = self.take_block(Self::block_size_for(self.len() + 1));
+        // SAFETY: `block` is exclusively owned; `tail` is allocated.
+        unsafe {
+            (*block).start = self.end;
+            (*block).prev = self.tail;
+            (*block).next = ptr::null_mut();
+            (*self.tail).next = block;
+        }
+        self.tail = block;
+    }
+
+    /// A block of at least `cap` slots: the spare if large enough.
+    fn take_block(&mut self, cap: usize) -> *mut Block<T> {
+        // SAFETY: a non-null spare is an owned, unlinked block.
+        if !self.spare.is_null() && unsafe { (*self.spare).cap() } >= cap {
+            return mem::replace(&mut self.spare, ptr::null_mut());
+        }
+        Block::allocate(cap).as_ptr()
+    }
+
+    /// Keeps a drained, unlinked block as the spare (the larger of the two is
+    /// kept) or frees it.
+    ///
+    /// # Safety
+    /// `block` must be owned by this deque, unlinked, and hold no element.
+    unsafe fn recycle(&mut self, block: *mut Block<T>) {
+        // SAFETY: both are owned blocks holding no element; freeing one that
+        // holds only uninitialized slots drops nothing.
+        unsafe {
+            (*block).prev = ptr::null_mut();
+            (*block).next = ptr::null_mut();
+            if self.spare.is_null() {
+                self.spare = block;
+            } else if (*block).cap() > (*self.spare).cap() {
+                drop(Box::from_raw(mem::replace(&mut self.spare, block)));
+            } else {
+                drop(Box::from_raw(block));
+            }
+        }
+    }
+
+    fn debug_check(&self) {
+        #[cfg(debug_assertions)]
+        if !self.head.is_null() {
+            // SAFETY: head and tail are allocated blocks of this deque.
+            unsafe {
+                debug_assert!((*self.head).start <= self.front && self.front < (*self.head).end());
+                debug_assert!((*self.tail).start <= self.end && self.end < (*self.tail).end());
+            }
+        }
+    }
+
+    fn debug_check_cursor(&self, c: &Cursor<T>) {
+        debug_assert!(
+            self.front <= c.pos && c.pos <= self.end,
+            "cursor {} outside [{}, {}]",
+            c.pos,
+            self.front,
+            self.end
+        );
+        debug_assert!(!c.block.is_null(), "cursor without a block");
+    }
+
+    fn debug_check_element(&self, c: &Cursor<T>) {
+        self.debug_check_cursor(c);
+        debug_assert!(c.pos < self.end, "cursor at the end has no element");
+    }
+}
+
+impl<T> Drop for ChunkedDeque<T> {
+    fn drop(&mut self) {
+        if mem::needs_drop::<T>() {
+            self.clear();
+        }
+        let mut b = self.head;
+        while !b.is_null() {
+            // SAFETY: every linked block is owned; its elements were dropped
+            // above (or need no drop), so freeing the slots drops nothing.
+            unsafe {
+                let next = (*b).next;
+                drop(Box::from_raw(b));
+                b = next;
+            }
+        }
+        if !self.spare.is_null() {
+            // SAFETY: the spare is owned and holds no element.
+            unsafe { drop(Box::from_raw(self.spare)) };
+        }
+    }
+}
+
+impl<T: Clone> Clone for ChunkedDeque<T> {
+    fn clone(&self) -> Self {
+        // Same absolute positions, so cursors can be re-created by position.
+        let mut copy = ChunkedDeque::with_first_block(self.first_block);
+        copy.front = self.front;
+        copy.end = self.front;
+        copy.extend(self.iter().cloned());
+        copy
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for ChunkedDeque<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<T> Extend<T> for ChunkedDeque<T> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        for v in iter {
+            self.push_back(v);
+        }
+    }
+}
+
+impl<T> FromIterator<T> for ChunkedDeque<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let mut q = ChunkedDeque::new();
+        q.extend(iter);
+        q
+    }
+}
+
+impl<'a, T> IntoIterator for &'a ChunkedDeque<T> {
+    type Item = &'a T;
+    type IntoIter = Iter<'a, T>;
+    fn into_iter(self) -> Iter<'a, T> {
+        self.iter()
+    }
+}
+
+/// Iterator over a [`ChunkedDeque`], front to back.
+pub struct Iter<'a, T> {
+    deque: &'a ChunkedDeque<T>,
+    cursor: Cursor<T>,
+}
+
+impl<'a, T> Iterator for Iter<'a, T> {
+    type Item = &'a T;
+
+    fn next(&mut self) -> Option<&'a T> {
+        if self.cursor.pos == self.deque.end {
+            return None;
+        }
+        let item = self.deque.get(&self.cursor);
+        self.deque.step(&mut self.cursor);
+        Some(item)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.deque.end - self.cursor.pos;
+        (n, Some(n))
+    }
+}
+
+impl<T> ExactSizeIterator for Iter<'_, T> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::collections::VecDeque;
+    use std::rc::Rc;
+
+    #[test]
+    fn push_pop_across_many_blocks_matches_vecdeque() {
+        let mut q = ChunkedDeque::new();
+        let mut model = VecDeque::new();
+        let mut next = 0u64;
+        // Grow, shrink from both ends, grow again: crosses block boundaries
+        // in both directions and reuses the spare.
+        for round in 0..6 {
+            for _ in 0..(700 + round * 300) {
+                q.push_back(next);
+                model.push_back(next);
+                next += 1;
+            }
+            for i in 0..(500 + round * 200) {
+                if i % 3 == 0 {
+                    assert_eq!(q.pop_back(), model.pop_back());
+                } else {
+                    assert_eq!(q.pop_front(), model.pop_front());
+                }
+            }
+            assert_eq!(q.len(), model.len());
+            assert_eq!(q.front(), model.front());
+            assert_eq!(q.back(), model.back());
+            assert!(q.iter().eq(model.iter()));
+        }
+        while let Some(v) = model.pop_front() {
+            assert_eq!(q.pop_front(), Some(v));
+        }
+        assert_eq!(q.pop_front(), None);
+        assert_eq!(q.pop_back(), None);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn empty_deque_allocates_nothing_and_one_element_costs_a_small_block() {
+        let mut q: ChunkedDeque<u64> = ChunkedDeque::new();
+        assert_eq!(q.heap_bytes(), 0);
+        q.push_back(7);
+        assert_eq!(q.heap_bytes(), mem::size_of::<Block<u64>>() + MIN_BLOCK * 8);
+    }
+
+    #[test]
+    fn steady_sliding_reuses_blocks() {
+        let mut q = ChunkedDeque::new();
+        for i in 0..5000u32 {
+            q.push_back(i);
+        }
+        for i in 5000..20_000u32 {
+            q.push_back(i);
+            q.pop_front();
+        }
+        let settled = q.heap_bytes();
+        for i in 20_000..100_000u32 {
+            q.push_back(i);
+            q.pop_front();
+            assert!(q.heap_bytes() <= settled);
+        }
+    }
+
+    #[derive(Clone)]
+    struct Tracked(Rc<Cell<i64>>);
+    impl Tracked {
+        fn new(live: &Rc<Cell<i64>>) -> Self {
+            live.set(live.get() + 1);
+            Tracked(live.clone())
+        }
+    }
+    impl Drop for Tracked {
+        fn drop(&mut self) {
+            self.0.set(self.0.get() - 1);
+        }
+    }
+
+    #[test]
+    fn drops_exactly_the_live_elements() {
+        let live = Rc::new(Cell::new(0));
+        {
+            let mut q = ChunkedDeque::new();
+            for _ in 0..1234 {
+                q.push_back(Tracked::new(&live));
+            }
+            for _ in 0..300 {
+                q.pop_front();
+                q.pop_back();
+            }
+            assert_eq!(live.get(), 634);
+        }
+        assert_eq!(live.get(), 0);
+    }
+
+    #[test]
+    fn cursors_walk_both_directions_over_block_boundaries() {
+        let mut q: ChunkedDeque<usize> = (0..100).collect();
+        for _ in 0..10 {
+            q.pop_front();
+        }
+        let mut c = q.cursor_front();
+        for expected in 10..100 {
+            assert_eq!(*q.get(&c), expected);
+            q.step(&mut c);
+        }
+        assert_eq!(c, q.cursor_end());
+        for expected in (10..100).rev() {
+            q.step_back(&mut c);
+            assert_eq!(*q.get(&c), expected);
+        }
+        let mut target = q.cursor_front();
+        let mut source = target;
+        q.step(&mut source);
+        let (t, s) = q.get_pair_mut(&target, &source);
+        *t += *s;
+        assert_eq!(q.front(), Some(&21));
+        q.step(&mut target);
+        *q.get_mut(&target) = 0;
+        assert_eq!(q.iter().nth(1), Some(&0));
+    }
+
+    #[test]
+    fn zero_sized_elements() {
+        let mut q = ChunkedDeque::new();
+        for _ in 0..10_000 {
+            q.push_back(());
+        }
+        assert_eq!(q.len(), 10_000);
+        assert_eq!(q.pop_back(), Some(()));
+        assert_eq!(q.pop_front(), Some(()));
+        assert_eq!(q.len(), 9_998);
+    }
+}

@@ -1,0 +1,130 @@
+//! Sliding-window aggregation (SWAG) in worst-case constant time.
+//!
+//! **Monoids.** An aggregation is a [`Monoid`]: a type of partial aggregates
+//! `Agg`, an associative `combine` (⊗) and its `identity`. Nothing assumes
+//! that ⊗ is commutative or invertible, so `max`, `argmax`, string
+//! concatenation, sketches and matrix products all work, and no value is ever
+//! "subtracted" out of a window: every result is an exact fold of the current
+//! window, in order. Callers lift raw values into `Agg` before inserting them
+//! and lower the aggregate after a query; this crate only sees `Agg`.
+//!
+//! **FIFO windows.** A [`FifoAggregator`] holds a window `v0 … v(n-1)`, oldest
+//! first: `insert` appends the youngest value, `evict` drops the oldest, and
+//! `query` returns `v0 ⊗ v1 ⊗ … ⊗ v(n-1)`. Inserts and evicts interleave
+//! freely, so one structure serves count-based windows (evict to keep `n`),
+//! time-based windows ([`TimedWindow`] evicts by timestamp) and anything else.
+//!
+//! **Algorithms.** Five implementations, from the paper "In-Order
+//! Sliding-Window Aggregation in Worst-Case Constant Time" (Tangwongsan,
+//! Hirzel, Schneider). ⊗ counts are per operation, `n` is the window size:
+//!
+//! | algorithm          | insert ⊗      | evict ⊗          | query ⊗ | aggregates stored |
+//! |--------------------|---------------|------------------|---------|-------------------|
+//! | [`DabaLite`]       | ≤ 3 (avg 2)   | ≤ 2 (avg 1)      | ≤ 1     | n + 2             |
+//! | [`Daba`]           | ≤ 4 (avg 2.5) | ≤ 3 (avg 1.5)    | ≤ 1     | 2n                |
+//! | [`TwoStacksLite`]  | 1             | ≤ n (amortized 1)| ≤ 1     | n + 1             |
+//! | [`TwoStacks`]      | 1             | ≤ 2n (amortized 2)| ≤ 1    | 2n                |
+//! | [`Recalc`]         | 0             | 0                | n − 1   | n                 |
+//!
+//! `DabaLite` is the default: worst-case O(1) and the least memory. All of them
+//! store their window in a [`ChunkedDeque`], which never copies elements, so
+//! the worst-case bounds hold for the whole operation, not only for ⊗.
+//!
+//! ```
+//! use sliq_swag::{DabaLite, FifoAggregator, monoids::Max};
+//!
+//! let mut window = DabaLite::new(Max::<i64>::default());
+//! for v in [3, 1, 4, 1, 5, 9, 2, 6] {
+//!     window.insert(v);
+//!     if window.len() > 3 {
+//!         window.evict();
+//!     }
+//! }
+//! assert_eq!(window.query(), 9); // max of [9, 2, 6]
+//! ```
+
+mod daba;
+mod daba_lite;
+mod deque;
+pub mod monoids;
+mod recalc;
+mod timed;
+mod two_stacks;
+mod two_stacks_lite;
+
+pub use daba::Daba;
+pub use daba_lite::DabaLite;
+pub use deque::{ChunkedDeque, Iter, MIN_BLOCK};
+pub use monoids::FnMonoid;
+pub use recalc::Recalc;
+pub use timed::{OutOfOrder, TimedWindow};
+pub use two_stacks::TwoStacks;
+pub use two_stacks_lite::TwoStacksLite;
+
+/// An associative operation with an identity: the algebra every window
+/// aggregates with.
+///
+/// Laws (checked by this crate's property tests for every ready monoid):
+/// `combine(identity, a) == a == combine(a, identity)` and
+/// `combine(combine(a, b), c) == combine(a, combine(b, c))`.
+/// Commutativity is **not** required: the first argument is always the older
+/// part of the window.
+pub trait Monoid {
+    /// A partial aggregate.
+    type Agg: Clone;
+
+    /// The identity element: the aggregate of an empty window.
+    fn identity(&self) -> Self::Agg;
+
+    /// `a ⊗ b`, where `a` aggregates older values than `b`.
+    fn combine(&self, a: &Self::Agg, b: &Self::Agg) -> Self::Agg;
+
+    /// `acc ← acc ⊗ younger`, in place. Counts as one ⊗.
+    ///
+    /// Override it for large aggregates (sketches, Bloom filters) so the
+    /// window updates them without a copy; the default calls [`combine`](Monoid::combine).
+    fn combine_into(&self, acc: &mut Self::Agg, younger: &Self::Agg) {
+        *acc = self.combine(acc, younger);
+    }
+}
+
+impl<M: Monoid + ?Sized> Monoid for &M {
+    type Agg = M::Agg;
+    fn identity(&self) -> M::Agg {
+        (**self).identity()
+    }
+    fn combine(&self, a: &M::Agg, b: &M::Agg) -> M::Agg {
+        (**self).combine(a, b)
+    }
+    fn combine_into(&self, acc: &mut M::Agg, younger: &M::Agg) {
+        (**self).combine_into(acc, younger)
+    }
+}
+
+/// A first-in first-out sliding window that aggregates its contents with a
+/// [`Monoid`].
+///
+/// No method panics, whatever the sequence of calls; `query` never mutates.
+pub trait FifoAggregator<M: Monoid> {
+    /// An empty window aggregating with `monoid`.
+    fn new(monoid: M) -> Self
+    where
+        Self: Sized;
+
+    /// Appends `v` (an already lifted partial aggregate) as the youngest value.
+    fn insert(&mut self, v: M::Agg);
+
+    /// Drops the oldest value. Returns `false`, changing nothing, when empty.
+    fn evict(&mut self) -> bool;
+
+    /// `v0 ⊗ … ⊗ v(n-1)`, oldest first; the identity when empty.
+    fn query(&self) -> M::Agg;
+
+    /// Number of values in the window.
+    fn len(&self) -> usize;
+
+    /// Whether the window holds no value.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

@@ -1,0 +1,7 @@
+//! sliq: an embedded SQL continuous query engine for sliding-window
+//! aggregation with worst-case constant time per event.
+//!
+//! This facade re-exports the crates users need. Today that is the window
+//! layer, [`swag`]: the FIFO aggregators every per-key window runs on.
+
+pub use sliq_swag as swag;
