@@ -59,6 +59,7 @@ impl<M: Monoid> Daba<M> {
     }
 
     /// `ΠB`: aggregate of `[B, E)`, stored in its youngest entry.
+    #[inline]
     fn pi_b(&self) -> Option<&M::Agg> {
         let end = self.deque.cursor_end();
         (self.b != end).then(|| {
@@ -69,11 +70,13 @@ impl<M: Monoid> Daba<M> {
     }
 
     /// `ΠF`: aggregate of `[F, B)`, stored in its oldest entry.
+    #[inline]
     fn pi_f(&self) -> Option<&M::Agg> {
         let front = self.deque.cursor_front();
         (front != self.b).then(|| &self.deque.get(&front).agg)
     }
 
+    #[inline]
     fn fixup(&mut self) {
         let front = self.deque.cursor_front();
         let end = self.deque.cursor_end();
@@ -124,7 +127,10 @@ impl<M: Monoid> Daba<M> {
     fn debug_check_invariants(&self) {
         #[cfg(debug_assertions)]
         {
-            let (f, e) = (self.deque.cursor_front().pos(), self.deque.cursor_end().pos());
+            let (f, e) = (
+                self.deque.cursor_front().pos(),
+                self.deque.cursor_end().pos(),
+            );
             let (l, r, a, b) = (self.l.pos(), self.r.pos(), self.a.pos(), self.b.pos());
             debug_assert!(
                 f <= l && l <= r && r <= a && a <= b && b <= e,
@@ -145,6 +151,7 @@ impl<M: Monoid> FifoAggregator<M> for Daba<M> {
     }
 
     /// **Worst-case O(1)**, at most 4 ⊗.
+    #[inline]
     fn insert(&mut self, v: M::Agg) {
         let agg = match self.pi_b() {
             Some(pi_b) => self.monoid.combine(pi_b, &v),
@@ -155,6 +162,7 @@ impl<M: Monoid> FifoAggregator<M> for Daba<M> {
     }
 
     /// **Worst-case O(1)**, at most 3 ⊗.
+    #[inline]
     fn evict(&mut self) -> bool {
         if self.deque.pop_front().is_none() {
             return false;
@@ -164,6 +172,7 @@ impl<M: Monoid> FifoAggregator<M> for Daba<M> {
     }
 
     /// **Worst-case O(1)**, at most 1 ⊗.
+    #[inline]
     fn query(&self) -> M::Agg {
         match (self.pi_f(), self.pi_b()) {
             (Some(f), Some(b)) => self.monoid.combine(f, b),
@@ -172,6 +181,7 @@ impl<M: Monoid> FifoAggregator<M> for Daba<M> {
         }
     }
 
+    #[inline]
     fn len(&self) -> usize {
         self.deque.len()
     }

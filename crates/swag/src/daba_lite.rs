@@ -74,6 +74,7 @@ impl<M: Monoid> DabaLite<M> {
         self.deque.heap_bytes()
     }
 
+    #[inline]
     fn fixup(&mut self) {
         let front = self.deque.cursor_front();
         let end = self.deque.cursor_end();
@@ -118,7 +119,10 @@ impl<M: Monoid> DabaLite<M> {
     fn debug_check_invariants(&self) {
         #[cfg(debug_assertions)]
         {
-            let (f, e) = (self.deque.cursor_front().pos(), self.deque.cursor_end().pos());
+            let (f, e) = (
+                self.deque.cursor_front().pos(),
+                self.deque.cursor_end().pos(),
+            );
             let (l, r, a, b) = (self.l.pos(), self.r.pos(), self.a.pos(), self.b.pos());
             debug_assert!(
                 f <= l && l <= r && r <= a && a <= b && b <= e,
@@ -139,6 +143,7 @@ impl<M: Monoid> FifoAggregator<M> for DabaLite<M> {
     }
 
     /// **Worst-case O(1)**, at most 3 ⊗.
+    #[inline]
     fn insert(&mut self, v: M::Agg) {
         self.monoid.combine_into(&mut self.agg_b, &v);
         self.deque.push_back(v);
@@ -146,6 +151,7 @@ impl<M: Monoid> FifoAggregator<M> for DabaLite<M> {
     }
 
     /// **Worst-case O(1)**, at most 2 ⊗.
+    #[inline]
     fn evict(&mut self) -> bool {
         if self.deque.pop_front().is_none() {
             return false;
@@ -155,6 +161,7 @@ impl<M: Monoid> FifoAggregator<M> for DabaLite<M> {
     }
 
     /// **Worst-case O(1)**, at most 1 ⊗.
+    #[inline]
     fn query(&self) -> M::Agg {
         if self.deque.cursor_front() == self.b {
             return self.agg_b.clone();
@@ -163,6 +170,7 @@ impl<M: Monoid> FifoAggregator<M> for DabaLite<M> {
         self.monoid.combine(front, &self.agg_b)
     }
 
+    #[inline]
     fn len(&self) -> usize {
         self.deque.len()
     }

@@ -66,7 +66,9 @@ struct Block<T> {
 
 impl<T> Block<T> {
     fn allocate(cap: usize) -> NonNull<Block<T>> {
-        let slots = std::iter::repeat_with(MaybeUninit::uninit).take(cap).collect();
+        let slots = std::iter::repeat_with(MaybeUninit::uninit)
+            .take(cap)
+            .collect();
         let block = Box::new(Block {
             prev: ptr::null_mut(),
             next: ptr::null_mut(),
@@ -76,12 +78,36 @@ impl<T> Block<T> {
         NonNull::from(Box::leak(block))
     }
 
+    #[inline]
     fn cap(&self) -> usize {
         self.slots.len()
     }
 
+    #[inline]
     fn end(&self) -> usize {
         self.start + self.cap()
+    }
+
+    /// The slot at absolute position `pos`.
+    ///
+    /// # Safety
+    /// `start <= pos < end()`.
+    #[inline]
+    unsafe fn slot(&mut self, pos: usize) -> &mut MaybeUninit<T> {
+        debug_assert!(self.start <= pos && pos < self.end());
+        // SAFETY: in bounds by the caller's contract.
+        unsafe { self.slots.get_unchecked_mut(pos - self.start) }
+    }
+
+    /// The slot at absolute position `pos`, shared.
+    ///
+    /// # Safety
+    /// `start <= pos < end()`.
+    #[inline]
+    unsafe fn slot_ref(&self, pos: usize) -> &MaybeUninit<T> {
+        debug_assert!(self.start <= pos && pos < self.end());
+        // SAFETY: in bounds by the caller's contract.
+        unsafe { self.slots.get_unchecked(pos - self.start) }
     }
 }
 
@@ -123,6 +149,7 @@ impl<T> fmt::Debug for Cursor<T> {
 
 impl<T> Cursor<T> {
     /// The absolute position this cursor points at.
+    #[inline]
     pub(crate) fn pos(&self) -> usize {
         self.pos
     }
@@ -164,7 +191,11 @@ impl<T> Default for ChunkedDeque<T> {
 impl<T> ChunkedDeque<T> {
     /// Largest block, in elements, for this element type.
     const MAX_BLOCK: usize = {
-        let size = if mem::size_of::<T>() == 0 { 1 } else { mem::size_of::<T>() };
+        let size = if mem::size_of::<T>() == 0 {
+            1
+        } else {
+            mem::size_of::<T>()
+        };
         let n = MAX_BLOCK_BYTES / size;
         if n < MIN_BLOCK { MIN_BLOCK } else { n }
     };
@@ -199,11 +230,13 @@ impl<T> ChunkedDeque<T> {
     }
 
     /// Number of elements. **O(1).**
+    #[inline]
     pub fn len(&self) -> usize {
         self.end - self.front
     }
 
     /// Whether the deque holds no element. **O(1).**
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.front == self.end
     }
@@ -211,6 +244,7 @@ impl<T> ChunkedDeque<T> {
     /// Appends `value` at the back. **Worst-case O(1)**: writes one slot and,
     /// when that fills the tail block, links one block (the spare if it is
     /// large enough, else a fresh allocation).
+    #[inline]
     pub fn push_back(&mut self, value: T) {
         if self.tail.is_null() {
             let block = self.take_block(self.first_block);
@@ -223,7 +257,7 @@ impl<T> ChunkedDeque<T> {
         // invariant); the slot is uninitialized because it is at `end`.
         unsafe {
             let tail = &mut *self.tail;
-            tail.slots[self.end - tail.start].write(value);
+            tail.slot(self.end).write(value);
             self.end += 1;
             if self.end == tail.end() {
                 self.link_tail();
@@ -234,6 +268,7 @@ impl<T> ChunkedDeque<T> {
 
     /// Removes and returns the front element, or `None` when empty.
     /// **Worst-case O(1)**: a drained head block becomes the spare.
+    #[inline]
     pub fn pop_front(&mut self) -> Option<T> {
         if self.is_empty() {
             return None;
@@ -242,7 +277,7 @@ impl<T> ChunkedDeque<T> {
         // is initialized; it is read once and then left uninitialized.
         let value = unsafe {
             let head = &mut *self.head;
-            let value = head.slots[self.front - head.start].assume_init_read();
+            let value = head.slot(self.front).assume_init_read();
             self.front += 1;
             if self.front == head.end() {
                 // `end >= front` lies in a later block, which is linked.
@@ -276,13 +311,14 @@ impl<T> ChunkedDeque<T> {
             }
             self.end -= 1;
             let tail = &mut *self.tail;
-            tail.slots[self.end - tail.start].assume_init_read()
+            tail.slot(self.end).assume_init_read()
         };
         self.debug_check();
         Some(value)
     }
 
     /// The front (oldest) element. **O(1).**
+    #[inline]
     pub fn front(&self) -> Option<&T> {
         if self.is_empty() {
             return None;
@@ -290,11 +326,12 @@ impl<T> ChunkedDeque<T> {
         // SAFETY: non-empty, so the slot at `front` in `head` is initialized.
         unsafe {
             let head = &*self.head;
-            Some(head.slots[self.front - head.start].assume_init_ref())
+            Some(head.slot_ref(self.front).assume_init_ref())
         }
     }
 
     /// The back (youngest) element. **O(1).**
+    #[inline]
     pub fn back(&self) -> Option<&T> {
         if self.is_empty() {
             return None;
@@ -347,6 +384,7 @@ impl<T> ChunkedDeque<T> {
 
     /// A cursor at the front position (`F`). On a deque that never held an
     /// element the cursor has no block; it may only be compared.
+    #[inline]
     pub(crate) fn cursor_front(&self) -> Cursor<T> {
         Cursor {
             block: self.head,
@@ -355,6 +393,7 @@ impl<T> ChunkedDeque<T> {
     }
 
     /// A cursor at the end position (`E`, one past the back).
+    #[inline]
     pub(crate) fn cursor_end(&self) -> Cursor<T> {
         Cursor {
             block: self.tail,
@@ -383,6 +422,7 @@ impl<T> ChunkedDeque<T> {
     }
 
     /// Moves `c` one position towards the back. Requires `c.pos < end`.
+    #[inline]
     pub(crate) fn step(&self, c: &mut Cursor<T>) {
         self.debug_check_cursor(c);
         debug_assert!(c.pos < self.end, "stepping past the end");
@@ -398,6 +438,7 @@ impl<T> ChunkedDeque<T> {
     }
 
     /// Moves `c` one position towards the front. Requires `c.pos > front`.
+    #[inline]
     pub(crate) fn step_back(&self, c: &mut Cursor<T>) {
         self.debug_check_cursor(c);
         debug_assert!(c.pos > self.front, "stepping before the front");
@@ -412,37 +453,40 @@ impl<T> ChunkedDeque<T> {
     }
 
     /// The element at `c`. Requires `front <= c.pos < end`.
+    #[inline]
     pub(crate) fn get(&self, c: &Cursor<T>) -> &T {
         self.debug_check_element(c);
         // SAFETY: `c.block` holds `c.pos` and the slot is initialized because
         // `c.pos` is in `[front, end)`; the borrow is tied to `&self`.
-        unsafe {
-            let block = &*c.block;
-            block.slots[c.pos - block.start].assume_init_ref()
-        }
+        unsafe { (*c.block).slot_ref(c.pos).assume_init_ref() }
     }
 
     /// The element at `c`, mutably. Requires `front <= c.pos < end`.
+    #[inline]
     pub(crate) fn get_mut(&mut self, c: &Cursor<T>) -> &mut T {
         self.debug_check_element(c);
         // SAFETY: as in `get`; the borrow is tied to `&mut self`.
-        unsafe {
-            let block = &mut *c.block;
-            block.slots[c.pos - block.start].assume_init_mut()
-        }
+        unsafe { (*c.block).slot(c.pos).assume_init_mut() }
     }
 
     /// The element at `target` mutably and the one at `source` shared.
     /// Requires both in `[front, end)` and at different positions.
+    #[inline]
     pub(crate) fn get_pair_mut(&mut self, target: &Cursor<T>, source: &Cursor<T>) -> (&mut T, &T) {
         self.debug_check_element(target);
         self.debug_check_element(source);
-        assert_ne!(target.pos, source.pos, "aliasing cursors");
+        debug_assert_ne!(target.pos, source.pos, "aliasing cursors");
         // SAFETY: both slots are initialized (as in `get`) and distinct, so the
         // two references do not alias; both borrows are tied to `&mut self`.
         unsafe {
-            let t = (*target.block).slots.as_mut_ptr().add(target.pos - (*target.block).start);
-            let s = (*source.block).slots.as_ptr().add(source.pos - (*source.block).start);
+            let t = (*target.block)
+                .slots
+                .as_mut_ptr()
+                .add(target.pos - (*target.block).start);
+            let s = (*source.block)
+                .slots
+                .as_ptr()
+                .add(source.pos - (*source.block).start);
             ((*t).assume_init_mut(), (*s).assume_init_ref())
         }
     }

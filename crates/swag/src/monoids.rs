@@ -83,7 +83,9 @@ macro_rules! integer_monoids {
         }
     )*};
 }
-integer_monoids!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, usize, isize);
+integer_monoids!(
+    i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, usize, isize
+);
 
 macro_rules! float_sum {
     ($($t:ty),*) => {$(

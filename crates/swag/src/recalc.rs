@@ -78,6 +78,8 @@ where
     M::Agg: fmt::Debug,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Recalc").field("values", &self.values).finish_non_exhaustive()
+        f.debug_struct("Recalc")
+            .field("values", &self.values)
+            .finish_non_exhaustive()
     }
 }

@@ -71,10 +71,10 @@ impl<M: Monoid, T: Ord + Copy, W: FifoAggregator<M>> TimedWindow<M, T, W> {
     /// Appends `v` with timestamp `ts`. Equal timestamps are allowed; an older
     /// one is rejected with [`OutOfOrder`] and changes nothing.
     pub fn insert(&mut self, ts: T, v: M::Agg) -> Result<(), OutOfOrder<T>> {
-        if let Some(&youngest) = self.times.back() {
-            if ts < youngest {
-                return Err(OutOfOrder { ts, youngest });
-            }
+        if let Some(&youngest) = self.times.back()
+            && ts < youngest
+        {
+            return Err(OutOfOrder { ts, youngest });
         }
         self.times.push_back(ts);
         self.window.insert(v);

@@ -57,6 +57,7 @@ impl<M: Monoid> FifoAggregator<M> for TwoStacks<M> {
     }
 
     /// **Worst-case O(1)**, 1 ⊗.
+    #[inline]
     fn insert(&mut self, v: M::Agg) {
         let agg = match self.back.back() {
             Some(top) => self.monoid.combine(&top.agg, &v),
@@ -66,6 +67,7 @@ impl<M: Monoid> FifoAggregator<M> for TwoStacks<M> {
     }
 
     /// **Amortized O(1)**, worst case O(n) when it flips.
+    #[inline]
     fn evict(&mut self) -> bool {
         if self.front.is_empty() {
             self.flip();
@@ -74,6 +76,7 @@ impl<M: Monoid> FifoAggregator<M> for TwoStacks<M> {
     }
 
     /// **Worst-case O(1)**, at most 1 ⊗.
+    #[inline]
     fn query(&self) -> M::Agg {
         match (self.front.back(), self.back.back()) {
             (Some(f), Some(b)) => self.monoid.combine(&f.agg, &b.agg),
@@ -82,6 +85,7 @@ impl<M: Monoid> FifoAggregator<M> for TwoStacks<M> {
         }
     }
 
+    #[inline]
     fn len(&self) -> usize {
         self.front.len() + self.back.len()
     }

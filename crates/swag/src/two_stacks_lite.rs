@@ -65,6 +65,7 @@ impl<M: Monoid> FifoAggregator<M> for TwoStacksLite<M> {
     }
 
     /// **Worst-case O(1)**, 1 ⊗.
+    #[inline]
     fn insert(&mut self, v: M::Agg) {
         self.monoid.combine_into(&mut self.agg_b, &v);
         self.deque.push_back(v);
@@ -75,6 +76,7 @@ impl<M: Monoid> FifoAggregator<M> for TwoStacksLite<M> {
     }
 
     /// **Amortized O(1)**, worst case O(n) when it flips.
+    #[inline]
     fn evict(&mut self) -> bool {
         if self.deque.is_empty() {
             return false;
@@ -87,6 +89,7 @@ impl<M: Monoid> FifoAggregator<M> for TwoStacksLite<M> {
     }
 
     /// **Worst-case O(1)**, at most 1 ⊗.
+    #[inline]
     fn query(&self) -> M::Agg {
         let front = self.deque.cursor_front();
         if front == self.b {
@@ -95,6 +98,7 @@ impl<M: Monoid> FifoAggregator<M> for TwoStacksLite<M> {
         self.monoid.combine(self.deque.get(&front), &self.agg_b)
     }
 
+    #[inline]
     fn len(&self) -> usize {
         self.deque.len()
     }

@@ -3,7 +3,9 @@
 
 use proptest::prelude::*;
 use sliq_swag::monoids::{Affine, AffineMap, Concat};
-use sliq_swag::{Daba, DabaLite, FifoAggregator, Monoid, Recalc, TimedWindow, TwoStacks, TwoStacksLite};
+use sliq_swag::{
+    Daba, DabaLite, FifoAggregator, Monoid, Recalc, TimedWindow, TwoStacks, TwoStacksLite,
+};
 
 #[derive(Clone, Debug)]
 enum Op<V> {
@@ -12,7 +14,9 @@ enum Op<V> {
     Query,
 }
 
-fn ops<V: std::fmt::Debug + Clone>(value: impl Strategy<Value = V>) -> impl Strategy<Value = Vec<Op<V>>> {
+fn ops<V: std::fmt::Debug + Clone>(
+    value: impl Strategy<Value = V>,
+) -> impl Strategy<Value = Vec<Op<V>>> {
     // Bursts of inserts and of evicts make the window grow and drain, so every
     // phase of the incremental reversal (flip, shrink, shift) is reached at
     // many sizes, not only near a fixed size.

@@ -1,0 +1,369 @@
+//! Reproduces the paper's window experiments (Figs. 9–11) for sliq-swag.
+//!
+//! ```text
+//! cargo run --release -p sliq-swag --example paper -- [--full] [--out DIR]
+//!     [--only static|dynamic|latency] [--ops sum,geomean,bloom] [--no-fence]
+//! ```
+//!
+//! - static: fill a window of n items, then time rounds of evict, insert,
+//!   query (the reference harness's loop, with one sequentially consistent
+//!   fence per round unless `--no-fence`); million items/s.
+//! - dynamic: fill to n and drain to 0 repeatedly, querying after every
+//!   operation; million items/s (an item is one insert plus one evict).
+//! - latency: the time of each round at n = 2^10 and n = 2^22 (2^16 without
+//!   `--full`); min, p50, p99, p99.9, p99.99 and max in ns.
+//!
+//! Sizes are 1, 4, 16, … up to 2^22 with `--full` (2^16 otherwise). Prints
+//! tables, writes CSV files and one SVG per figure into DIR (default
+//! `target/paper`).
+
+mod operators;
+mod plot;
+
+use std::fs;
+use std::hint::black_box;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::atomic::{Ordering, fence};
+use std::time::Instant;
+
+use operators::{BloomOp, GeomeanOp, Operator, SumOp};
+use sliq_swag::{Daba, DabaLite, FifoAggregator, TwoStacks, TwoStacksLite};
+
+const ALGORITHMS: [&str; 4] = ["daba_lite", "daba", "two_stacks_lite", "two_stacks"];
+
+struct Config {
+    full: bool,
+    out: PathBuf,
+    only: Option<String>,
+    ops: Vec<String>,
+    fence: bool,
+}
+
+fn parse_args() -> Result<Config, String> {
+    let mut cfg = Config {
+        full: false,
+        out: PathBuf::from("target/paper"),
+        only: None,
+        ops: vec!["sum".into(), "geomean".into(), "bloom".into()],
+        fence: true,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--full" => cfg.full = true,
+            "--quick" => cfg.full = false,
+            "--no-fence" => cfg.fence = false,
+            "--out" => cfg.out = args.next().ok_or("--out needs a directory")?.into(),
+            "--only" => cfg.only = Some(args.next().ok_or("--only needs an experiment")?),
+            "--ops" => {
+                cfg.ops = args
+                    .next()
+                    .ok_or("--ops needs a list")?
+                    .split(',')
+                    .map(str::to_string)
+                    .collect()
+            }
+            "-h" | "--help" => {
+                return Err(
+                    "usage: paper [--full] [--out DIR] [--only static|dynamic|latency] \
+                            [--ops sum,geomean,bloom] [--no-fence]"
+                        .into(),
+                );
+            }
+            other => return Err(format!("unknown argument {other:?} (try --help)")),
+        }
+    }
+    if let Some(bad) = cfg
+        .ops
+        .iter()
+        .find(|o| !["sum", "geomean", "bloom"].contains(&o.as_str()))
+    {
+        return Err(format!(
+            "unknown operator {bad:?}: expected sum, geomean or bloom"
+        ));
+    }
+    Ok(cfg)
+}
+
+/// Static window: fill n, then `rounds` of evict, insert, query. Items/s.
+fn run_static<O: Operator, W: FifoAggregator<O>>(n: usize, rounds: u64, use_fence: bool) -> f64 {
+    let op = O::default();
+    let mut w = W::new(op);
+    for i in 0..n as u64 {
+        w.insert(op.lift(i));
+    }
+    let mut checksum = 0u64;
+    let start = Instant::now();
+    for i in 0..rounds {
+        w.evict();
+        w.insert(op.lift(i));
+        checksum ^= O::digest(&w.query());
+        if use_fence {
+            fence(Ordering::SeqCst);
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    black_box(checksum);
+    rounds as f64 / secs
+}
+
+/// Dynamic window: fill to n and drain, querying after every operation.
+/// Items/s, where an item is inserted and evicted once.
+fn run_dynamic<O: Operator, W: FifoAggregator<O>>(n: usize, items: u64) -> f64 {
+    let op = O::default();
+    let mut w = W::new(op);
+    let mut checksum = 0u64;
+    let cycles = (items / n as u64).max(1);
+    let start = Instant::now();
+    let mut i = 0u64;
+    for _ in 0..cycles {
+        for _ in 0..n {
+            w.insert(op.lift(i));
+            checksum ^= O::digest(&w.query());
+            i += 1;
+        }
+        for _ in 0..n {
+            w.evict();
+            checksum ^= O::digest(&w.query());
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    black_box(checksum);
+    (cycles * n as u64) as f64 / secs
+}
+
+/// Per-round latencies in ns at a static window of n.
+fn run_latency<O: Operator, W: FifoAggregator<O>>(
+    n: usize,
+    rounds: u64,
+    use_fence: bool,
+) -> Vec<u64> {
+    let op = O::default();
+    let mut w = W::new(op);
+    for i in 0..n as u64 {
+        w.insert(op.lift(i));
+    }
+    let mut samples = Vec::with_capacity(rounds as usize);
+    let mut checksum = 0u64;
+    for i in 0..rounds {
+        let start = Instant::now();
+        w.evict();
+        w.insert(op.lift(i));
+        checksum ^= O::digest(&w.query());
+        if use_fence {
+            fence(Ordering::SeqCst);
+        }
+        samples.push(start.elapsed().as_nanos() as u64);
+    }
+    black_box(checksum);
+    samples
+}
+
+/// Calls `$f::<O, Algorithm<O>>($args)` for the algorithm named `$name`.
+macro_rules! with_algorithm {
+    ($name:expr, $f:ident::<$o:ty>($($args:expr),*)) => {
+        match $name {
+            "daba_lite" => $f::<$o, DabaLite<$o>>($($args),*),
+            "daba" => $f::<$o, Daba<$o>>($($args),*),
+            "two_stacks_lite" => $f::<$o, TwoStacksLite<$o>>($($args),*),
+            _ => $f::<$o, TwoStacks<$o>>($($args),*),
+        }
+    };
+}
+
+macro_rules! with_operator {
+    ($op:expr, $algo:expr, $f:ident($($args:expr),*)) => {
+        match $op {
+            "sum" => with_algorithm!($algo, $f::<SumOp>($($args),*)),
+            "geomean" => with_algorithm!($algo, $f::<GeomeanOp>($($args),*)),
+            _ => with_algorithm!($algo, $f::<BloomOp>($($args),*)),
+        }
+    };
+}
+
+/// Timed rounds per measurement, scaled to the operator's cost.
+fn rounds_for(op: &str, full: bool) -> u64 {
+    let base = match op {
+        "sum" => 4_000_000,
+        "geomean" => 2_000_000,
+        _ => 200_000,
+    };
+    if full { base } else { base / 4 }
+}
+
+fn sizes(full: bool) -> Vec<usize> {
+    let max_log4 = if full { 11 } else { 8 };
+    (0..=max_log4).map(|k| 1usize << (2 * k)).collect()
+}
+
+/// One row of a throughput table.
+pub struct Throughput {
+    pub op: String,
+    pub algorithm: &'static str,
+    pub n: usize,
+    pub mitems_per_s: f64,
+}
+
+/// Percentiles of one latency run.
+pub struct Latency {
+    pub op: String,
+    pub algorithm: &'static str,
+    pub n: usize,
+    /// min, p50, p99, p99.9, p99.99, max
+    pub ns: [u64; 6],
+}
+
+pub const PERCENTILE_LABELS: [&str; 6] = ["min", "p50", "p99", "p99.9", "p99.99", "max"];
+
+fn percentiles(mut samples: Vec<u64>) -> [u64; 6] {
+    samples.sort_unstable();
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    [at(0.0), at(0.5), at(0.99), at(0.999), at(0.9999), at(1.0)]
+}
+
+fn throughput_experiment(cfg: &Config, dynamic: bool) -> Vec<Throughput> {
+    let mut rows = Vec::new();
+    for op in &cfg.ops {
+        println!(
+            "\n{} window, {op}: million items/s{}",
+            if dynamic { "dynamic" } else { "static" },
+            if !dynamic && cfg.fence {
+                " (one SeqCst fence per round)"
+            } else {
+                ""
+            }
+        );
+        print!("{:>9}", "n");
+        for algo in ALGORITHMS {
+            print!("{algo:>17}");
+        }
+        println!();
+        for n in sizes(cfg.full) {
+            print!("{n:>9}");
+            for algo in ALGORITHMS {
+                let rounds = rounds_for(op, cfg.full);
+                let per_s = if dynamic {
+                    with_operator!(op.as_str(), algo, run_dynamic(n, rounds))
+                } else {
+                    with_operator!(op.as_str(), algo, run_static(n, rounds, cfg.fence))
+                };
+                print!("{:>17.2}", per_s / 1e6);
+                let _ = std::io::stdout().flush();
+                rows.push(Throughput {
+                    op: op.clone(),
+                    algorithm: algo,
+                    n,
+                    mitems_per_s: per_s / 1e6,
+                });
+            }
+            println!();
+        }
+    }
+    rows
+}
+
+fn latency_experiment(cfg: &Config) -> Vec<Latency> {
+    let large = if cfg.full { 1 << 22 } else { 1 << 16 };
+    let mut rows = Vec::new();
+    for op in &cfg.ops {
+        for n in [1usize << 10, large] {
+            println!("\nlatency per round, {op}, n = {n}: ns");
+            print!("{:>17}", "algorithm");
+            for label in PERCENTILE_LABELS {
+                print!("{label:>12}");
+            }
+            println!();
+            for algo in ALGORITHMS {
+                let rounds = rounds_for(op, cfg.full) / 2;
+                let samples = with_operator!(op.as_str(), algo, run_latency(n, rounds, cfg.fence));
+                let ns = percentiles(samples);
+                print!("{algo:>17}");
+                for v in ns {
+                    print!("{v:>12}");
+                }
+                println!();
+                rows.push(Latency {
+                    op: op.clone(),
+                    algorithm: algo,
+                    n,
+                    ns,
+                });
+            }
+        }
+    }
+    rows
+}
+
+fn write_csv(
+    path: &PathBuf,
+    header: &str,
+    lines: impl Iterator<Item = String>,
+) -> std::io::Result<()> {
+    let mut text = String::from(header);
+    text.push('\n');
+    for line in lines {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    fs::write(path, text)
+}
+
+fn main() {
+    let cfg = match parse_args() {
+        Ok(cfg) => cfg,
+        Err(msg) => {
+            eprintln!("{msg}");
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = fs::create_dir_all(&cfg.out) {
+        eprintln!("cannot create {}: {e}", cfg.out.display());
+        std::process::exit(1);
+    }
+    let wants = |name: &str| cfg.only.as_deref().is_none_or(|o| o == name);
+    let mut written = Vec::new();
+    let mut report = |result: std::io::Result<()>, path: PathBuf| match result {
+        Ok(()) => written.push(path),
+        Err(e) => eprintln!("cannot write {}: {e}", path.display()),
+    };
+
+    for (name, dynamic, figure) in [("static", false, "fig9"), ("dynamic", true, "fig10")] {
+        if !wants(name) {
+            continue;
+        }
+        let rows = throughput_experiment(&cfg, dynamic);
+        let csv = cfg.out.join(format!("{name}.csv"));
+        let lines = rows
+            .iter()
+            .map(|r| format!("{},{},{},{:.3}", r.op, r.algorithm, r.n, r.mitems_per_s));
+        report(
+            write_csv(&csv, "operator,algorithm,n,mitems_per_s", lines),
+            csv,
+        );
+        let svg = cfg.out.join(format!("{figure}_{name}_throughput.svg"));
+        report(plot::throughput(&svg, name, &rows, &cfg.ops), svg);
+    }
+    if wants("latency") {
+        let rows = latency_experiment(&cfg);
+        let csv = cfg.out.join("latency.csv");
+        let lines = rows.iter().map(|r| {
+            let ns: Vec<String> = r.ns.iter().map(u64::to_string).collect();
+            format!("{},{},{},{}", r.op, r.algorithm, r.n, ns.join(","))
+        });
+        report(
+            write_csv(
+                &csv,
+                "operator,algorithm,n,min_ns,p50_ns,p99_ns,p999_ns,p9999_ns,max_ns",
+                lines,
+            ),
+            csv,
+        );
+        let svg = cfg.out.join("fig11_latency.svg");
+        report(plot::latency(&svg, &rows, &cfg.ops), svg);
+    }
+    println!();
+    for path in written {
+        println!("wrote {}", path.display());
+    }
+}
