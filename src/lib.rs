@@ -5,3 +5,8 @@
 //! layer, [`swag`]: the FIFO aggregators every per-key window runs on.
 
 pub use sliq_swag as swag;
+
+/// The README's examples, compiled and run as doctests so they cannot drift.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -36,6 +36,7 @@ fn heap_now() -> isize {
 fn window_footprints() {
     let inline = std::mem::size_of::<DabaLite<Sum<u64>>>();
     assert!(inline <= 128, "empty DabaLite<Sum<u64>> is {inline} bytes");
+    println!("empty DabaLite<Sum<u64>>: {inline} bytes");
 
     let before = heap_now();
     let mut w = DabaLite::new(Sum::<u64>::default());
@@ -43,6 +44,7 @@ fn window_footprints() {
     w.insert(42);
     let one = inline as isize + (heap_now() - before);
     assert!(one <= 256, "a one-element window costs {one} bytes");
+    println!("one-element DabaLite<Sum<u64>>: {one} bytes");
     assert_eq!(w.heap_bytes() as isize, heap_now() - before);
 
     // Steady sliding allocates nothing once the window has settled.

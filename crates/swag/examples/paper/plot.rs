@@ -14,6 +14,23 @@ const COLORS: [RGBColor; 4] = [
     RGBColor(148, 103, 189), // two_stacks
 ];
 
+/// `1`, `64`, `4k`, `1M`: compact labels for log axes.
+fn compact(x: &f64) -> String {
+    let x = *x;
+    if x >= 1e6 {
+        format!("{}M", trim(x / 1e6))
+    } else if x >= 1e3 {
+        format!("{}k", trim(x / 1e3))
+    } else {
+        trim(x)
+    }
+}
+
+fn trim(x: f64) -> String {
+    let s = format!("{x:.1}");
+    s.trim_end_matches(".0").to_string()
+}
+
 fn other<E: std::fmt::Display>(e: E) -> io::Error {
     io::Error::other(e.to_string())
 }
@@ -55,6 +72,8 @@ pub fn throughput(
             .configure_mesh()
             .x_desc("window size n")
             .y_desc("million items/s")
+            .x_label_formatter(&compact)
+            .y_label_formatter(&compact)
             .draw()
             .map_err(other)?;
         for (algo, color) in ALGORITHMS.iter().zip(COLORS) {
@@ -117,6 +136,7 @@ pub fn latency(path: &Path, rows: &[Latency], ops: &[String]) -> io::Result<()> 
                     .to_string()
             })
             .y_desc("ns")
+            .y_label_formatter(&compact)
             .draw()
             .map_err(other)?;
         for (algo, color) in ALGORITHMS.iter().zip(COLORS) {
