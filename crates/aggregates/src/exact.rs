@@ -1,0 +1,92 @@
+//! Double-double ("compensated") float sums: about 106 bits of precision, so
+//! a window's sum does not depend on how DABA Lite associated it, and is at
+//! least as exact as a batch engine's left-to-right `f64` sum.
+
+/// A float sum kept as an unevaluated pair `hi + lo` with `|lo| ≤ ulp(hi)/2`.
+/// Non-finite sums (±∞, NaN) keep IEEE semantics in `hi` with `lo = 0`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DoubleDouble {
+    hi: f64,
+    lo: f64,
+}
+
+impl DoubleDouble {
+    /// The empty sum.
+    pub const ZERO: DoubleDouble = DoubleDouble { hi: 0.0, lo: 0.0 };
+
+    /// The exact value `x`.
+    pub fn from_f64(x: f64) -> Self {
+        DoubleDouble { hi: x, lo: 0.0 }
+    }
+
+    /// The sum rounded to the nearest `f64`.
+    pub fn value(self) -> f64 {
+        self.hi + self.lo
+    }
+}
+
+impl std::ops::Add for DoubleDouble {
+    type Output = DoubleDouble;
+
+    /// `self + other` with Knuth's two-sum on the high parts.
+    #[inline]
+    fn add(self, other: DoubleDouble) -> DoubleDouble {
+        let s = self.hi + other.hi;
+        if !s.is_finite() {
+            return DoubleDouble { hi: s, lo: 0.0 };
+        }
+        let bb = s - self.hi;
+        let err = (self.hi - (s - bb)) + (other.hi - bb);
+        let lo = err + self.lo + other.lo;
+        // Renormalize (fast two-sum, |s| ≥ |lo| after the step above).
+        let hi = s + lo;
+        DoubleDouble {
+            hi,
+            lo: lo - (hi - s),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cancellation_is_exact() {
+        let big = DoubleDouble::from_f64(1e17);
+        let sum = big + DoubleDouble::from_f64(1.0) + DoubleDouble::from_f64(-1e17);
+        assert_eq!(sum.value(), 1.0);
+        // A plain f64 sum loses the 1.0.
+        assert_eq!(1e17 + 1.0 - 1e17, 0.0);
+    }
+
+    #[test]
+    fn non_finite_values_follow_ieee() {
+        let inf = DoubleDouble::from_f64(f64::INFINITY);
+        assert_eq!((inf + DoubleDouble::from_f64(1.0)).value(), f64::INFINITY);
+        assert!(
+            (inf + DoubleDouble::from_f64(f64::NEG_INFINITY))
+                .value()
+                .is_nan()
+        );
+        assert!(
+            (DoubleDouble::from_f64(f64::NAN) + DoubleDouble::ZERO)
+                .value()
+                .is_nan()
+        );
+    }
+
+    #[test]
+    fn association_order_does_not_matter_for_ordinary_data() {
+        let xs: Vec<f64> = (0..1000)
+            .map(|i| ((i * 7919) % 1013) as f64 * 0.1 - 37.3)
+            .collect();
+        let left = xs.iter().fold(DoubleDouble::ZERO, |acc, x| {
+            acc + DoubleDouble::from_f64(*x)
+        });
+        let right = xs.iter().rev().fold(DoubleDouble::ZERO, |acc, x| {
+            DoubleDouble::from_f64(*x) + acc
+        });
+        assert_eq!(left.value(), right.value());
+    }
+}

@@ -1,0 +1,15 @@
+//! The aggregate functions, grouped by what they compute.
+//!
+//! NULL handling follows SQL: inputs that are NULL are skipped (their lift
+//! is the identity), and a function over a window with no non-NULL input
+//! returns NULL — except `count` (0), `maxcount`/`mincount` (0) and
+//! `first_value`/`last_value`, which respect NULLs unless called with
+//! `IGNORE NULLS`.
+
+mod numeric;
+mod order;
+mod stats;
+
+pub use numeric::{Avg, Count, CountStar, Sum, Summable};
+pub use order::{ArgExtreme, Extreme, ExtremeCount, FirstLast, M4, M4Output, M4State};
+pub use stats::{Geomean, Moments, RelVar, Variance, VarianceKind};

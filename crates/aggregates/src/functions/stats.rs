@@ -1,0 +1,159 @@
+//! `geomean`, the variance family and `relvar`.
+
+use sliq_swag::Monoid;
+
+use crate::exact::DoubleDouble;
+use crate::{Aggregate, AggregateError, Columns};
+
+/// `geomean(x)`: `exp(avg(ln x))`. A zero input makes it 0, a negative one
+/// NaN (the logarithm's IEEE result); NULLs are skipped.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Geomean;
+
+impl Monoid for Geomean {
+    /// Exact sum of logarithms and the count.
+    type Agg = (DoubleDouble, i64);
+    #[inline]
+    fn identity(&self) -> Self::Agg {
+        (DoubleDouble::ZERO, 0)
+    }
+    #[inline]
+    fn combine(&self, a: &Self::Agg, b: &Self::Agg) -> Self::Agg {
+        (a.0 + b.0, a.1 + b.1)
+    }
+}
+
+impl Aggregate for Geomean {
+    type Output = Option<f64>;
+    #[inline]
+    fn lift<C: Columns>(&self, columns: &C, row: usize) -> Self::Agg {
+        match columns.f64(0, row) {
+            Some(x) => (DoubleDouble::from_f64(x.ln()), 1),
+            None => self.identity(),
+        }
+    }
+    fn lower(&self, agg: &Self::Agg) -> Result<Option<f64>, AggregateError> {
+        Ok((agg.1 > 0).then(|| (agg.0.value() / agg.1 as f64).exp()))
+    }
+}
+
+/// Count, mean and sum of squared deviations of a set of values, merged with
+/// Chan et al.'s parallel formula — never by subtracting values out.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Moments {
+    /// Number of values.
+    pub n: i64,
+    /// Their mean.
+    pub mean: f64,
+    /// Sum of squared deviations from the mean.
+    pub m2: f64,
+}
+
+impl Moments {
+    fn merge(a: &Moments, b: &Moments) -> Moments {
+        if a.n == 0 {
+            return *b;
+        }
+        if b.n == 0 {
+            return *a;
+        }
+        let n = a.n + b.n;
+        let (na, nb, nf) = (a.n as f64, b.n as f64, n as f64);
+        let delta = b.mean - a.mean;
+        Moments {
+            n,
+            mean: a.mean + delta * (nb / nf),
+            m2: a.m2 + b.m2 + delta * delta * (na * nb / nf),
+        }
+    }
+}
+
+/// Which statistic a [`Variance`] lowers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarianceKind {
+    /// `var_pop`: `m2 / n`
+    VarPop,
+    /// `var_samp` / `variance`: `m2 / (n - 1)`, NULL for one value
+    VarSamp,
+    /// `stddev_pop`
+    StddevPop,
+    /// `stddev_samp` / `stddev`
+    StddevSamp,
+}
+
+/// `var_pop`, `var_samp`, `stddev_pop`, `stddev_samp`: NULLs skipped; NULL on
+/// an empty window (and for the sample statistics on a single value); any
+/// NaN or infinite input gives NaN.
+#[derive(Clone, Copy, Debug)]
+pub struct Variance(pub VarianceKind);
+
+impl Monoid for Variance {
+    type Agg = Moments;
+    #[inline]
+    fn identity(&self) -> Moments {
+        Moments::default()
+    }
+    #[inline]
+    fn combine(&self, a: &Moments, b: &Moments) -> Moments {
+        Moments::merge(a, b)
+    }
+}
+
+impl Aggregate for Variance {
+    type Output = Option<f64>;
+    #[inline]
+    fn lift<C: Columns>(&self, columns: &C, row: usize) -> Moments {
+        match columns.f64(0, row) {
+            Some(x) => Moments {
+                n: 1,
+                mean: x,
+                m2: if x.is_finite() { 0.0 } else { f64::NAN },
+            },
+            None => Moments::default(),
+        }
+    }
+    fn lower(&self, m: &Moments) -> Result<Option<f64>, AggregateError> {
+        let n = m.n as f64;
+        Ok(match self.0 {
+            _ if m.n == 0 => None,
+            VarianceKind::VarPop => Some(m.m2 / n),
+            VarianceKind::StddevPop => Some((m.m2 / n).sqrt()),
+            _ if m.n == 1 => None,
+            VarianceKind::VarSamp => Some(m.m2 / (n - 1.0)),
+            VarianceKind::StddevSamp => Some((m.m2 / (n - 1.0)).sqrt()),
+        })
+    }
+}
+
+/// `relvar(x)`: the relative variation `(max − min) / max` of the paper's
+/// DEBS 2012 experiment. The partial aggregate is `(min, max)` with identity
+/// `(+∞, −∞)`. NULL for an empty window or a zero max; NaN inputs are
+/// skipped.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RelVar;
+
+impl Monoid for RelVar {
+    type Agg = (f64, f64);
+    #[inline]
+    fn identity(&self) -> (f64, f64) {
+        (f64::INFINITY, f64::NEG_INFINITY)
+    }
+    #[inline]
+    fn combine(&self, a: &(f64, f64), b: &(f64, f64)) -> (f64, f64) {
+        (a.0.min(b.0), a.1.max(b.1))
+    }
+}
+
+impl Aggregate for RelVar {
+    type Output = Option<f64>;
+    #[inline]
+    fn lift<C: Columns>(&self, columns: &C, row: usize) -> (f64, f64) {
+        match columns.f64(0, row) {
+            Some(x) if !x.is_nan() => (x, x),
+            _ => self.identity(),
+        }
+    }
+    fn lower(&self, &(min, max): &(f64, f64)) -> Result<Option<f64>, AggregateError> {
+        Ok((min <= max && max != 0.0).then(|| (max - min) / max))
+    }
+}

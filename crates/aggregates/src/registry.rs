@@ -1,0 +1,567 @@
+//! Looking up aggregate functions by name and argument types.
+//!
+//! [`resolve`] checks a call once, at planning time, and returns a
+//! [`ResolvedAggregate`]: the types the engine must feed it, the result type,
+//! and [`ResolvedAggregate::visit`], which hands the concrete, monomorphic
+//! aggregate to an [`AggregateVisitor`].
+//!
+//! Value arguments come first; constant parameters (`q` of
+//! `approx_percentile`, the probe of `bloom_contains`) follow and are
+//! consumed here, so the engine only evaluates [`ResolvedAggregate::inputs`].
+
+use std::sync::Arc;
+
+use crate::functions::{
+    ArgExtreme, Avg, Count, CountStar, Extreme, ExtremeCount, FirstLast, Geomean, M4, RelVar, Sum,
+    Variance, VarianceKind,
+};
+use crate::sketch::{ApproxCountDistinct, ApproxPercentile, BloomContains, CountMin};
+use crate::{Aggregate, AggregateError, ArgType, Literal, OutputType, Scalar, ValueType};
+
+/// Receives the concrete aggregate a call resolved to. The engine implements
+/// it once, generically, and gets a monomorphized window operator per
+/// function and argument type.
+pub trait AggregateVisitor {
+    /// What the visit produces (an operator, a result, …).
+    type Output;
+    /// Called with the concrete aggregate.
+    fn visit<A: Aggregate>(self, aggregate: A) -> Self::Output;
+}
+
+/// Modifiers written in the call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallOptions {
+    /// `IGNORE NULLS` (only `first_value` and `last_value` take it).
+    pub ignore_nulls: bool,
+}
+
+/// The aggregate functions and their signatures, for errors, help and
+/// completion. Aliases point at their canonical name.
+pub const FUNCTIONS: &[(&str, &str)] = &[
+    ("count", "count(*), count(x any)"),
+    ("sum", "sum(x BIGINT) -> BIGINT, sum(x DOUBLE) -> DOUBLE"),
+    ("avg", "avg(x numeric) -> DOUBLE"),
+    ("mean", "mean(x numeric) -> DOUBLE (alias of avg)"),
+    ("min", "min(x any) -> same type"),
+    ("max", "max(x any) -> same type"),
+    ("geomean", "geomean(x numeric) -> DOUBLE"),
+    ("var_pop", "var_pop(x numeric) -> DOUBLE"),
+    ("var_samp", "var_samp(x numeric) -> DOUBLE"),
+    (
+        "variance",
+        "variance(x numeric) -> DOUBLE (alias of var_samp)",
+    ),
+    ("stddev_pop", "stddev_pop(x numeric) -> DOUBLE"),
+    ("stddev_samp", "stddev_samp(x numeric) -> DOUBLE"),
+    (
+        "stddev",
+        "stddev(x numeric) -> DOUBLE (alias of stddev_samp)",
+    ),
+    ("argmax", "argmax(x any, y any) -> type of y"),
+    ("argmin", "argmin(x any, y any) -> type of y"),
+    ("maxcount", "maxcount(x any) -> BIGINT"),
+    ("mincount", "mincount(x any) -> BIGINT"),
+    (
+        "first_value",
+        "first_value(x any) [IGNORE NULLS] -> same type",
+    ),
+    (
+        "last_value",
+        "last_value(x any) [IGNORE NULLS] -> same type",
+    ),
+    (
+        "m4",
+        "m4(x BIGINT|DOUBLE|TIMESTAMP|DATE) -> STRUCT(min, max, first, last)",
+    ),
+    ("relvar", "relvar(x numeric) -> DOUBLE"),
+    (
+        "approx_count_distinct",
+        "approx_count_distinct(x any) -> BIGINT",
+    ),
+    (
+        "bloom_contains",
+        "bloom_contains(x any, constant [, hashes 1..16]) -> BOOLEAN",
+    ),
+    ("countmin", "countmin(x any, constant) -> BIGINT"),
+    (
+        "approx_percentile",
+        "approx_percentile(x numeric, q in [0, 1] [, accuracy in (0, 0.5]]) -> DOUBLE",
+    ),
+    (
+        "approx_median",
+        "approx_median(x numeric [, accuracy in (0, 0.5]]) -> DOUBLE",
+    ),
+];
+
+/// The names of all aggregate functions, aliases included.
+pub fn function_names() -> impl Iterator<Item = &'static str> {
+    FUNCTIONS.iter().map(|(name, _)| *name)
+}
+
+/// Whether `name` (case-insensitive) is an aggregate function.
+pub fn is_aggregate(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    function_names().any(|f| f == name)
+}
+
+/// The documented signatures of `name`, if it is an aggregate function.
+pub fn signatures(name: &str) -> Option<&'static str> {
+    let name = name.to_ascii_lowercase();
+    FUNCTIONS.iter().find(|(f, _)| *f == name).map(|(_, s)| *s)
+}
+
+/// A resolved call: what to feed it, what it returns, and the concrete
+/// aggregate behind it.
+#[derive(Clone, Debug)]
+pub struct ResolvedAggregate {
+    name: &'static str,
+    inputs: Vec<ValueType>,
+    output: OutputType,
+    bound: Bound,
+}
+
+impl ResolvedAggregate {
+    /// The canonical function name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The types of the value arguments the engine must provide, in order
+    /// (argument `i` of the call, cast to `inputs()[i]`).
+    pub fn inputs(&self) -> &[ValueType] {
+        &self.inputs
+    }
+
+    /// The result type.
+    pub fn output_type(&self) -> &OutputType {
+        &self.output
+    }
+
+    /// Hands the concrete aggregate to `visitor`.
+    pub fn visit<V: AggregateVisitor>(&self, visitor: V) -> V::Output {
+        self.bound.visit(visitor)
+    }
+}
+
+/// The concrete aggregate of a resolved call.
+#[derive(Clone, Debug)]
+enum Bound {
+    CountStar,
+    Count,
+    Sum(ValueType),
+    Avg(ValueType),
+    Extreme {
+        ty: ValueType,
+        max: bool,
+    },
+    ArgExtreme {
+        x: ValueType,
+        y: ValueType,
+        max: bool,
+    },
+    ExtremeCount {
+        ty: ValueType,
+        max: bool,
+    },
+    FirstLast {
+        ty: ValueType,
+        first: bool,
+        ignore_nulls: bool,
+    },
+    M4(ValueType),
+    Geomean,
+    Variance(VarianceKind),
+    RelVar,
+    ApproxCountDistinct(ValueType),
+    BloomContains {
+        ty: ValueType,
+        probe_hash: u64,
+        hashes: u32,
+    },
+    CountMin {
+        ty: ValueType,
+        probe_hash: u64,
+    },
+    ApproxPercentile {
+        q: f64,
+        accuracy: f64,
+    },
+}
+
+/// Runs `$body` with `$t` bound to the Rust type that holds `$ty` values.
+macro_rules! with_scalar {
+    ($ty:expr, $t:ident => $body:expr) => {
+        match $ty {
+            ValueType::Boolean => {
+                type $t = bool;
+                $body
+            }
+            ValueType::Int64 | ValueType::Timestamp | ValueType::Date => {
+                type $t = i64;
+                $body
+            }
+            ValueType::Float64 => {
+                type $t = f64;
+                $body
+            }
+            ValueType::Utf8 => {
+                type $t = Arc<str>;
+                $body
+            }
+        }
+    };
+}
+
+impl Bound {
+    fn visit<V: AggregateVisitor>(&self, v: V) -> V::Output {
+        match *self {
+            Bound::CountStar => v.visit(CountStar),
+            Bound::Count => v.visit(Count),
+            Bound::Sum(ValueType::Float64) => v.visit(Sum::<f64>::default()),
+            Bound::Sum(_) => v.visit(Sum::<i64>::default()),
+            Bound::Avg(ValueType::Float64) => v.visit(Avg::<f64>::default()),
+            Bound::Avg(_) => v.visit(Avg::<i64>::default()),
+            Bound::Extreme { ty, max: true } => {
+                with_scalar!(ty, T => v.visit(Extreme::<T, true>::default()))
+            }
+            Bound::Extreme { ty, max: false } => {
+                with_scalar!(ty, T => v.visit(Extreme::<T, false>::default()))
+            }
+            Bound::ArgExtreme { x, y, max } => with_scalar!(x, X => with_scalar!(y, Y => if max {
+                v.visit(ArgExtreme::<X, Y, true>::default())
+            } else {
+                v.visit(ArgExtreme::<X, Y, false>::default())
+            })),
+            Bound::ExtremeCount { ty, max: true } => {
+                with_scalar!(ty, T => v.visit(ExtremeCount::<T, true>::default()))
+            }
+            Bound::ExtremeCount { ty, max: false } => {
+                with_scalar!(ty, T => v.visit(ExtremeCount::<T, false>::default()))
+            }
+            Bound::FirstLast {
+                ty,
+                first: true,
+                ignore_nulls,
+            } => {
+                with_scalar!(ty, T => v.visit(FirstLast::<T, true>::new(ignore_nulls)))
+            }
+            Bound::FirstLast {
+                ty,
+                first: false,
+                ignore_nulls,
+            } => {
+                with_scalar!(ty, T => v.visit(FirstLast::<T, false>::new(ignore_nulls)))
+            }
+            Bound::M4(ValueType::Float64) => v.visit(M4::<f64>::default()),
+            Bound::M4(_) => v.visit(M4::<i64>::default()),
+            Bound::Geomean => v.visit(Geomean),
+            Bound::Variance(kind) => v.visit(Variance(kind)),
+            Bound::RelVar => v.visit(RelVar),
+            Bound::ApproxCountDistinct(ty) => {
+                with_scalar!(ty, T => v.visit(ApproxCountDistinct::<T>::default()))
+            }
+            Bound::BloomContains {
+                ty,
+                probe_hash,
+                hashes,
+            } => {
+                with_scalar!(ty, T => v.visit(BloomContains::<T>::from_hash(probe_hash, hashes)))
+            }
+            Bound::CountMin { ty, probe_hash } => {
+                with_scalar!(ty, T => v.visit(CountMin::<T>::from_hash(probe_hash)))
+            }
+            Bound::ApproxPercentile { q, accuracy } => v.visit(ApproxPercentile::new(q, accuracy)),
+        }
+    }
+}
+
+/// Resolves `name(args)` (name case-insensitive).
+///
+/// Errors name the function, the arguments given and the accepted
+/// signatures; an unknown name gets a "did you mean" when one is close.
+pub fn resolve(
+    name: &str,
+    args: &[ArgType],
+    options: CallOptions,
+) -> Result<ResolvedAggregate, AggregateError> {
+    let lower = name.to_ascii_lowercase();
+    let Some(&(canonical, _)) = FUNCTIONS.iter().find(|(f, _)| *f == lower) else {
+        return Err(unknown_function(name));
+    };
+    if options.ignore_nulls && !matches!(canonical, "first_value" | "last_value") {
+        return Err(invalid(
+            canonical,
+            "IGNORE NULLS applies only to first_value and last_value",
+        ));
+    }
+    let call = Call {
+        name: canonical,
+        args,
+    };
+    let numeric = |call: &Call| call.numeric_arg(0);
+    let (bound, inputs, output) = match (canonical, args.len()) {
+        ("count", 0) => (
+            Bound::CountStar,
+            vec![],
+            OutputType::Scalar(ValueType::Int64),
+        ),
+        ("count", 1) => (
+            Bound::Count,
+            vec![args[0].ty],
+            OutputType::Scalar(ValueType::Int64),
+        ),
+        ("sum", 1) => {
+            let ty = numeric(&call)?;
+            (Bound::Sum(ty), vec![ty], OutputType::Scalar(ty))
+        }
+        ("avg" | "mean", 1) => {
+            let ty = numeric(&call)?;
+            (
+                Bound::Avg(ty),
+                vec![ty],
+                OutputType::Scalar(ValueType::Float64),
+            )
+        }
+        ("min" | "max", 1) => {
+            let ty = args[0].ty;
+            (
+                Bound::Extreme {
+                    ty,
+                    max: canonical == "max",
+                },
+                vec![ty],
+                OutputType::Scalar(ty),
+            )
+        }
+        ("argmax" | "argmin", 2) => {
+            let (x, y) = (args[0].ty, args[1].ty);
+            (
+                Bound::ArgExtreme {
+                    x,
+                    y,
+                    max: canonical == "argmax",
+                },
+                vec![x, y],
+                OutputType::Scalar(y),
+            )
+        }
+        ("maxcount" | "mincount", 1) => {
+            let ty = args[0].ty;
+            let bound = Bound::ExtremeCount {
+                ty,
+                max: canonical == "maxcount",
+            };
+            (bound, vec![ty], OutputType::Scalar(ValueType::Int64))
+        }
+        ("first_value" | "last_value", 1) => {
+            let ty = args[0].ty;
+            let bound = Bound::FirstLast {
+                ty,
+                first: canonical == "first_value",
+                ignore_nulls: options.ignore_nulls,
+            };
+            (bound, vec![ty], OutputType::Scalar(ty))
+        }
+        ("m4", 1) => {
+            let ty = args[0].ty;
+            if !matches!(
+                ty,
+                ValueType::Int64 | ValueType::Float64 | ValueType::Timestamp | ValueType::Date
+            ) {
+                return Err(call.mismatch());
+            }
+            let fields = ["min", "max", "first", "last"].map(|f| (f, ty)).to_vec();
+            (Bound::M4(ty), vec![ty], OutputType::Struct(fields))
+        }
+        (
+            "geomean" | "relvar" | "var_pop" | "var_samp" | "variance" | "stddev_pop"
+            | "stddev_samp" | "stddev",
+            1,
+        ) => {
+            numeric(&call)?;
+            let bound = match canonical {
+                "geomean" => Bound::Geomean,
+                "relvar" => Bound::RelVar,
+                "var_pop" => Bound::Variance(VarianceKind::VarPop),
+                "var_samp" | "variance" => Bound::Variance(VarianceKind::VarSamp),
+                "stddev_pop" => Bound::Variance(VarianceKind::StddevPop),
+                _ => Bound::Variance(VarianceKind::StddevSamp),
+            };
+            (
+                bound,
+                vec![ValueType::Float64],
+                OutputType::Scalar(ValueType::Float64),
+            )
+        }
+        ("approx_count_distinct", 1) => {
+            let ty = args[0].ty;
+            (
+                Bound::ApproxCountDistinct(ty),
+                vec![ty],
+                OutputType::Scalar(ValueType::Int64),
+            )
+        }
+        ("bloom_contains", 2 | 3) => {
+            let ty = args[0].ty;
+            let probe_hash = call.probe_hash(1, ty)?;
+            let hashes = match args.get(2) {
+                Some(_) => call.int_param(2, "hashes", 1..=16)? as u32,
+                None => BloomContains::<i64>::DEFAULT_HASHES,
+            };
+            let bound = Bound::BloomContains {
+                ty,
+                probe_hash,
+                hashes,
+            };
+            (bound, vec![ty], OutputType::Scalar(ValueType::Boolean))
+        }
+        ("countmin", 2) => {
+            let ty = args[0].ty;
+            let probe_hash = call.probe_hash(1, ty)?;
+            (
+                Bound::CountMin { ty, probe_hash },
+                vec![ty],
+                OutputType::Scalar(ValueType::Int64),
+            )
+        }
+        ("approx_percentile", 2 | 3) => {
+            numeric(&call)?;
+            let q = call.float_param(1, "q", 0.0, 1.0)?;
+            let accuracy = call.accuracy_param(2)?;
+            let bound = Bound::ApproxPercentile { q, accuracy };
+            (
+                bound,
+                vec![ValueType::Float64],
+                OutputType::Scalar(ValueType::Float64),
+            )
+        }
+        ("approx_median", 1 | 2) => {
+            numeric(&call)?;
+            let accuracy = call.accuracy_param(1)?;
+            let bound = Bound::ApproxPercentile { q: 0.5, accuracy };
+            (
+                bound,
+                vec![ValueType::Float64],
+                OutputType::Scalar(ValueType::Float64),
+            )
+        }
+        _ => return Err(call.mismatch()),
+    };
+    Ok(ResolvedAggregate {
+        name: canonical,
+        inputs,
+        output,
+        bound,
+    })
+}
+
+fn unknown_function(name: &str) -> AggregateError {
+    let lower = name.to_ascii_lowercase();
+    let suggestion = function_names()
+        .map(|f| (strsim::levenshtein(&lower, f), f))
+        .filter(|(d, f)| *d <= 2.max(f.len() / 4))
+        .min()
+        .map(|(_, f)| f.to_string());
+    AggregateError::UnknownFunction {
+        name: name.to_string(),
+        suggestion,
+    }
+}
+
+fn invalid(name: &str, message: impl Into<String>) -> AggregateError {
+    AggregateError::InvalidArgument {
+        name: name.to_string(),
+        message: message.into(),
+    }
+}
+
+/// A call being resolved, for argument checks with good errors.
+struct Call<'a> {
+    name: &'static str,
+    args: &'a [ArgType],
+}
+
+impl Call<'_> {
+    fn mismatch(&self) -> AggregateError {
+        let args: Vec<String> = self.args.iter().map(ToString::to_string).collect();
+        AggregateError::Signature {
+            name: self.name.to_string(),
+            args: args.join(", "),
+            expected: signatures(self.name).unwrap_or("").to_string(),
+        }
+    }
+
+    fn numeric_arg(&self, i: usize) -> Result<ValueType, AggregateError> {
+        match self.args.get(i) {
+            Some(a) if a.ty.is_numeric() => Ok(a.ty),
+            _ => Err(self.mismatch()),
+        }
+    }
+
+    fn literal(&self, i: usize, what: &str) -> Result<&Literal, AggregateError> {
+        match self.args.get(i).and_then(|a| a.literal.as_ref()) {
+            Some(l) => Ok(l),
+            None => Err(invalid(
+                self.name,
+                format!("{what} (argument {}) must be a constant", i + 1),
+            )),
+        }
+    }
+
+    fn float_param(&self, i: usize, what: &str, lo: f64, hi: f64) -> Result<f64, AggregateError> {
+        let literal = self.literal(i, what)?;
+        match literal.as_f64() {
+            Some(v) if (lo..=hi).contains(&v) => Ok(v),
+            _ => Err(invalid(
+                self.name,
+                format!("{what} must be a number in [{lo}, {hi}], got {literal}"),
+            )),
+        }
+    }
+
+    fn accuracy_param(&self, i: usize) -> Result<f64, AggregateError> {
+        if self.args.len() <= i {
+            return Ok(ApproxPercentile::DEFAULT_ACCURACY);
+        }
+        let accuracy = self.float_param(i, "accuracy", 0.0, 0.5)?;
+        if accuracy < 1e-4 {
+            return Err(invalid(
+                self.name,
+                format!("accuracy must be at least 0.0001, got {accuracy}"),
+            ));
+        }
+        Ok(accuracy)
+    }
+
+    fn int_param(
+        &self,
+        i: usize,
+        what: &str,
+        range: std::ops::RangeInclusive<i64>,
+    ) -> Result<i64, AggregateError> {
+        let literal = self.literal(i, what)?;
+        match literal.as_i64() {
+            Some(v) if range.contains(&v) => Ok(v),
+            _ => Err(invalid(
+                self.name,
+                format!(
+                    "{what} must be an integer in [{}, {}], got {literal}",
+                    range.start(),
+                    range.end()
+                ),
+            )),
+        }
+    }
+
+    /// The hash of constant argument `i` as a value of type `ty`.
+    fn probe_hash(&self, i: usize, ty: ValueType) -> Result<u64, AggregateError> {
+        let literal = self.literal(i, "the value to look for")?;
+        let hash = with_scalar!(ty, T => T::from_literal(literal).map(|v| v.hash64()));
+        hash.ok_or_else(|| {
+            invalid(
+                self.name,
+                format!("cannot compare {ty} values with the constant {literal}"),
+            )
+        })
+    }
+}

@@ -1,0 +1,33 @@
+//! Mergeable sketches with fixed-size state, so that `combine` costs O(1)
+//! whatever the window size, and the aggregate functions built on them.
+//!
+//! | function | sketch | state | error |
+//! |---|---|---|---|
+//! | `approx_count_distinct(x)` | HyperLogLog, 2^10 registers | 1 KiB | ≈ 3.3 % standard error |
+//! | `bloom_contains(x, v [, hashes])` | Bloom filter, 4096 bits, 4 hashes | 512 B | false positives only |
+//! | `countmin(x, v)` | Count-Min, 4 × 128 counters | 2 KiB | over-counts by ≤ 2.2 % of the window's rows (98 %) |
+//! | `approx_percentile(x, q [, accuracy])`, `approx_median(x)` | DDSketch, 2 × 512 buckets | 4 KiB | relative error ≤ `accuracy` (1 %) |
+//!
+//! The crates that offer these sketches either cannot merge, or merge
+//! through an allocating union object; a window combines partial aggregates
+//! millions of times per second, so these are fixed-size arrays merged in
+//! place by [`combine_into`](sliq_swag::Monoid::combine_into).
+
+mod bloom;
+mod countmin;
+mod ddsketch;
+mod hll;
+
+pub use bloom::{BloomContains, BloomFilter};
+pub use countmin::{CountMin, CountMinSketch};
+pub use ddsketch::{ApproxPercentile, DdSketch};
+pub use hll::{ApproxCountDistinct, HyperLogLog};
+
+/// SplitMix64's finalizer: derives independent-looking hashes from one.
+#[inline]
+pub(crate) fn remix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}

@@ -1,0 +1,169 @@
+//! The type vocabulary shared with the planner: argument and result types.
+
+use std::fmt;
+
+/// The types aggregate functions consume and produce. The engine maps its
+/// column types onto these (narrower integers widen to `Int64`, `Float32` to
+/// `Float64`); `Timestamp` and `Date` are `i64`-backed and keep their unit on
+/// the engine side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ValueType {
+    /// `BOOLEAN`
+    Boolean,
+    /// `BIGINT` (all integer types widen to it)
+    Int64,
+    /// `DOUBLE` (`REAL` widens to it)
+    Float64,
+    /// `VARCHAR`
+    Utf8,
+    /// `TIMESTAMP`, as an `i64` count of the engine's unit
+    Timestamp,
+    /// `DATE`, as an `i64` count of days
+    Date,
+}
+
+impl ValueType {
+    /// `Int64` or `Float64`.
+    pub fn is_numeric(self) -> bool {
+        matches!(self, ValueType::Int64 | ValueType::Float64)
+    }
+
+    /// Types with a total SQL order usable by `min`, `max`, `argmax`, …
+    pub fn is_ordered(self) -> bool {
+        true
+    }
+
+    /// Stored as `i64`: `Int64`, `Timestamp`, `Date`.
+    pub fn is_i64_backed(self) -> bool {
+        matches!(
+            self,
+            ValueType::Int64 | ValueType::Timestamp | ValueType::Date
+        )
+    }
+}
+
+impl fmt::Display for ValueType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ValueType::Boolean => "BOOLEAN",
+            ValueType::Int64 => "BIGINT",
+            ValueType::Float64 => "DOUBLE",
+            ValueType::Utf8 => "VARCHAR",
+            ValueType::Timestamp => "TIMESTAMP",
+            ValueType::Date => "DATE",
+        })
+    }
+}
+
+/// A constant argument, such as the `0.9` of `approx_percentile(v, 0.9)`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Literal {
+    /// `NULL`
+    Null,
+    /// `TRUE` / `FALSE`
+    Boolean(bool),
+    /// An integer literal.
+    Int64(i64),
+    /// A decimal or float literal.
+    Float64(f64),
+    /// A string literal.
+    Utf8(String),
+}
+
+impl Literal {
+    /// The literal as a float, if it is numeric.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Literal::Int64(v) => Some(*v as f64),
+            Literal::Float64(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// The literal as an integer, if it is an integer.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Literal::Int64(v) => Some(*v),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Literal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Literal::Null => f.write_str("NULL"),
+            Literal::Boolean(b) => write!(f, "{}", if *b { "TRUE" } else { "FALSE" }),
+            Literal::Int64(v) => write!(f, "{v}"),
+            Literal::Float64(v) => write!(f, "{v}"),
+            Literal::Utf8(s) => write!(f, "'{}'", s.replace('\'', "''")),
+        }
+    }
+}
+
+/// One argument of a call, as the planner sees it: its type and, when it is
+/// a constant, its value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArgType {
+    /// The argument's type (for a `NULL` literal, any type fits).
+    pub ty: ValueType,
+    /// The value, when the argument is a literal.
+    pub literal: Option<Literal>,
+}
+
+impl ArgType {
+    /// A non-constant argument (a column or an expression over the row).
+    pub fn column(ty: ValueType) -> Self {
+        ArgType { ty, literal: None }
+    }
+
+    /// A constant argument.
+    pub fn literal(literal: Literal) -> Self {
+        let ty = match &literal {
+            Literal::Null | Literal::Int64(_) => ValueType::Int64,
+            Literal::Boolean(_) => ValueType::Boolean,
+            Literal::Float64(_) => ValueType::Float64,
+            Literal::Utf8(_) => ValueType::Utf8,
+        };
+        ArgType {
+            ty,
+            literal: Some(literal),
+        }
+    }
+}
+
+impl fmt::Display for ArgType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.literal {
+            Some(l) => write!(f, "{l}"),
+            None => write!(f, "{}", self.ty),
+        }
+    }
+}
+
+/// The result type of an aggregate call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OutputType {
+    /// A single value (possibly NULL).
+    Scalar(ValueType),
+    /// A struct with named fields, such as `m4`'s `{min, max, first, last}`.
+    Struct(Vec<(&'static str, ValueType)>),
+}
+
+impl fmt::Display for OutputType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OutputType::Scalar(t) => write!(f, "{t}"),
+            OutputType::Struct(fields) => {
+                f.write_str("STRUCT(")?;
+                for (i, (name, t)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{name} {t}")?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}
