@@ -39,7 +39,7 @@ pub use exact::DoubleDouble;
 pub use io::{Columns, OutputSink, OutputValue, Scalar};
 pub use registry::{AggregateVisitor, CallOptions, ResolvedAggregate};
 pub use types::{ArgType, Literal, OutputType, ValueType};
-pub use value::{CollectOutput, Rows, Value};
+pub use value::{CollectOutput, Rows, Value, ValueSink};
 
 use sliq_swag::Monoid;
 
