@@ -88,13 +88,26 @@ impl Store {
         if self.top.is_none_or(|top| other_top > top) {
             self.raise_top(other_top);
         }
-        let top = self.top.unwrap_or(other_top);
-        let other_lowest = Self::lowest(other_top);
-        for (j, &c) in other.counts.iter().enumerate() {
-            if c != 0 {
-                let slot = Self::slot(top, other_lowest + j as i64);
-                self.counts[slot] = self.counts[slot].saturating_add(c);
-            }
+        // Other's slot j lands in our slot j − shift; slots at or below
+        // `shift` meet in our slot 0. Both loops run over plain slices.
+        let shift = (self.top.unwrap_or(other_top) as i64 - other_top as i64) as usize;
+        if shift >= BUCKETS {
+            self.counts[0] = other
+                .counts
+                .iter()
+                .fold(self.counts[0], |acc, &c| acc.saturating_add(c));
+            return;
+        }
+        let collapsed = other.counts[..=shift]
+            .iter()
+            .fold(0u32, |acc, &c| acc.saturating_add(c));
+        self.counts[0] = self.counts[0].saturating_add(collapsed);
+        // Wrapping adds vectorize; a bucket wraps only past 2^32 rows.
+        for (a, b) in self.counts[1..BUCKETS - shift]
+            .iter_mut()
+            .zip(&other.counts[shift + 1..])
+        {
+            *a = a.wrapping_add(*b);
         }
     }
 
