@@ -61,6 +61,8 @@ struct Block<T> {
     next: *mut Block<T>,
     /// Absolute position of `slots[0]`.
     start: usize,
+    /// `start + slots.len()`, kept so that cursor steps compare one field.
+    limit: usize,
     slots: Box<[MaybeUninit<T>]>,
 }
 
@@ -73,6 +75,7 @@ impl<T> Block<T> {
             prev: ptr::null_mut(),
             next: ptr::null_mut(),
             start: 0,
+            limit: cap,
             slots,
         });
         NonNull::from(Box::leak(block))
@@ -85,7 +88,13 @@ impl<T> Block<T> {
 
     #[inline]
     fn end(&self) -> usize {
-        self.start + self.cap()
+        self.limit
+    }
+
+    /// Places the block at absolute positions `[start, start + cap)`.
+    fn place_at(&mut self, start: usize) {
+        self.start = start;
+        self.limit = start + self.cap();
     }
 
     /// The slot at absolute position `pos`.
@@ -249,7 +258,7 @@ impl<T> ChunkedDeque<T> {
         if self.tail.is_null() {
             let block = self.take_block(self.first_block);
             // SAFETY: `block` is a fresh, exclusively owned block.
-            unsafe { (*block).start = self.end };
+            unsafe { (*block).place_at(self.end) };
             self.head = block;
             self.tail = block;
         }
@@ -501,7 +510,7 @@ impl<T> ChunkedDeque<T> {
         let block = self.take_block(Self::block_size_for(self.len() + 1));
         // SAFETY: `block` is exclusively owned; `tail` is allocated.
         unsafe {
-            (*block).start = self.end;
+            (*block).place_at(self.end);
             (*block).prev = self.tail;
             (*block).next = ptr::null_mut();
             (*self.tail).next = block;

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! cargo run --release -p sliq-swag --example paper -- [--full] [--out DIR]
-//!     [--only static|dynamic|latency] [--ops sum,geomean,bloom] [--no-fence]
+//!     [--only static|dynamic|latency] [--ops sum,geomean,bloom]
+//!     [--algorithms daba_lite,daba,two_stacks_lite,two_stacks] [--no-fence]
 //! ```
 //!
 //! - static: fill a window of n items, then time rounds of evict, insert,
@@ -38,6 +39,7 @@ struct Config {
     out: PathBuf,
     only: Option<String>,
     ops: Vec<String>,
+    algorithms: Vec<&'static str>,
     fence: bool,
 }
 
@@ -47,6 +49,7 @@ fn parse_args() -> Result<Config, String> {
         out: PathBuf::from("target/paper"),
         only: None,
         ops: vec!["sum".into(), "geomean".into(), "bloom".into()],
+        algorithms: ALGORITHMS.to_vec(),
         fence: true,
     };
     let mut args = std::env::args().skip(1);
@@ -64,6 +67,20 @@ fn parse_args() -> Result<Config, String> {
                     .split(',')
                     .map(str::to_string)
                     .collect()
+            }
+            "--algorithms" => {
+                let list = args.next().ok_or("--algorithms needs a list")?;
+                cfg.algorithms = Vec::new();
+                for name in list.split(',') {
+                    match ALGORITHMS.iter().find(|a| **a == name) {
+                        Some(a) => cfg.algorithms.push(a),
+                        None => {
+                            return Err(format!(
+                                "unknown algorithm {name:?}: expected one of {ALGORITHMS:?}"
+                            ));
+                        }
+                    }
+                }
             }
             "-h" | "--help" => {
                 return Err(
@@ -236,13 +253,13 @@ fn throughput_experiment(cfg: &Config, dynamic: bool) -> Vec<Throughput> {
             }
         );
         print!("{:>9}", "n");
-        for algo in ALGORITHMS {
+        for algo in &cfg.algorithms {
             print!("{algo:>17}");
         }
         println!();
         for n in sizes(cfg.full) {
             print!("{n:>9}");
-            for algo in ALGORITHMS {
+            for &algo in &cfg.algorithms {
                 // Median of three trials: this machine is shared and noisy.
                 let rounds = rounds_for(op, cfg.full) / 2;
                 let mut trials: Vec<f64> = (0..3)
@@ -282,7 +299,7 @@ fn latency_experiment(cfg: &Config) -> Vec<Latency> {
                 print!("{label:>12}");
             }
             println!();
-            for algo in ALGORITHMS {
+            for &algo in &cfg.algorithms {
                 let rounds = rounds_for(op, cfg.full) / 2;
                 let samples = with_operator!(op.as_str(), algo, run_latency(n, rounds, cfg.fence));
                 let ns = percentiles(samples);
