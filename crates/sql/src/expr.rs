@@ -1,0 +1,400 @@
+//! sqlparser expressions → type-checked `datafusion_expr::Expr`.
+//!
+//! Only scalar SQL is converted here; window aggregate calls are handed to
+//! a callback (the planner), which replaces each with a column reference.
+
+use std::sync::Arc;
+
+use arrow_schema::DataType;
+use datafusion_common::{Column, DFSchema, ScalarValue};
+use datafusion_expr::expr::{Between, BinaryExpr, Case, Cast, InList, Like};
+use datafusion_expr::type_coercion::binary::{BinaryTypeCoercer, comparison_coercion};
+use datafusion_expr::{Expr, ExprSchemable, Operator};
+use sqlparser::ast::{self, BinaryOperator, Spanned, UnaryOperator, Value};
+
+use crate::error::{Location, SqlError, SqlErrorKind, closest};
+use crate::types::arrow_type;
+
+/// The location of an AST node's start, when sqlparser knows it.
+pub fn location_of(node: &impl Spanned) -> Option<Location> {
+    let start = node.span().start;
+    (start.line > 0).then_some(Location {
+        line: start.line,
+        column: start.column,
+    })
+}
+
+/// The location of an identifier.
+pub fn ident_location(ident: &ast::Ident) -> Option<Location> {
+    let start = ident.span.start;
+    (start.line > 0).then_some(Location {
+        line: start.line,
+        column: start.column,
+    })
+}
+
+/// Converts scalar expressions over a schema. Aggregate calls go to
+/// `on_aggregate`, which returns the expression that stands for the result.
+pub struct ExprConverter<'a> {
+    /// The columns in scope.
+    pub schema: &'a DFSchema,
+    /// The stream's name, for errors.
+    pub stream: &'a str,
+}
+
+/// Callback for aggregate calls met inside an expression.
+pub type AggregateHook<'h> = dyn FnMut(&ast::Function) -> Result<Expr, SqlError> + 'h;
+
+impl ExprConverter<'_> {
+    /// Converts `e`; aggregate calls are an error unless `hook` is given.
+    pub fn convert(
+        &self,
+        e: &ast::Expr,
+        hook: &mut Option<&mut AggregateHook<'_>>,
+    ) -> Result<Expr, SqlError> {
+        self.convert_inner(e, hook)
+            .map_err(|err| err.or_at(location_of(e)))
+    }
+
+    fn convert_inner(
+        &self,
+        e: &ast::Expr,
+        hook: &mut Option<&mut AggregateHook<'_>>,
+    ) -> Result<Expr, SqlError> {
+        use ast::Expr as A;
+        let boxed = |x: Expr| Box::new(x);
+        Ok(match e {
+            A::Identifier(ident) => self.column(&ident.value, ident_location(ident))?,
+            A::CompoundIdentifier(parts) => {
+                // `stream.column`: the qualifier must be the stream.
+                let (qualifier, column) = match parts.as_slice() {
+                    [q, c] => (q, c),
+                    _ => return Err(SqlError::unsupported(format!("the name {e}"))),
+                };
+                if !qualifier.value.eq_ignore_ascii_case(self.stream) {
+                    return Err(SqlError::at(
+                        SqlErrorKind::UnknownStream {
+                            name: qualifier.value.clone(),
+                            suggestion: Some(self.stream.to_string()),
+                        },
+                        ident_location(qualifier),
+                    ));
+                }
+                self.column(&column.value, ident_location(column))?
+            }
+            A::Value(v) => Expr::Literal(literal(&v.value)?, None),
+            A::Nested(inner) => self.convert(inner, hook)?,
+            A::BinaryOp { left, op, right } => {
+                let l = self.convert(left, hook)?;
+                let r = self.convert(right, hook)?;
+                let op = binary_operator(op)?;
+                self.binary(l, op, r)?
+            }
+            A::UnaryOp { op, expr } => {
+                let inner = self.convert(expr, hook)?;
+                match op {
+                    UnaryOperator::Not => {
+                        Expr::Not(boxed(self.cast_to(inner, &DataType::Boolean)?))
+                    }
+                    UnaryOperator::Minus => Expr::Negative(boxed(inner)),
+                    UnaryOperator::Plus => inner,
+                    other => return Err(SqlError::unsupported(format!("the operator {other}"))),
+                }
+            }
+            A::IsNull(x) => Expr::IsNull(boxed(self.convert(x, hook)?)),
+            A::IsNotNull(x) => Expr::IsNotNull(boxed(self.convert(x, hook)?)),
+            A::IsTrue(x) => Expr::IsTrue(boxed(self.convert(x, hook)?)),
+            A::IsFalse(x) => Expr::IsFalse(boxed(self.convert(x, hook)?)),
+            A::IsNotTrue(x) => Expr::IsNotTrue(boxed(self.convert(x, hook)?)),
+            A::IsNotFalse(x) => Expr::IsNotFalse(boxed(self.convert(x, hook)?)),
+            A::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let (x, lo, hi) = (
+                    self.convert(expr, hook)?,
+                    self.convert(low, hook)?,
+                    self.convert(high, hook)?,
+                );
+                let common = self.common_type(&[&x, &lo, &hi])?;
+                Expr::Between(Between::new(
+                    boxed(self.cast_to(x, &common)?),
+                    *negated,
+                    boxed(self.cast_to(lo, &common)?),
+                    boxed(self.cast_to(hi, &common)?),
+                ))
+            }
+            A::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let x = self.convert(expr, hook)?;
+                let items = list
+                    .iter()
+                    .map(|i| self.convert(i, hook))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let all: Vec<&Expr> = std::iter::once(&x).chain(items.iter()).collect();
+                let common = self.common_type(&all)?;
+                let items = items
+                    .into_iter()
+                    .map(|i| self.cast_to(i, &common))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Expr::InList(InList::new(
+                    boxed(self.cast_to(x, &common)?),
+                    items,
+                    *negated,
+                ))
+            }
+            A::Like {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any: false,
+            } => self.like(*negated, expr, pattern, escape_char.as_ref(), false, hook)?,
+            A::ILike {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any: false,
+            } => self.like(*negated, expr, pattern, escape_char.as_ref(), true, hook)?,
+            A::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                let operand = operand
+                    .as_ref()
+                    .map(|o| self.convert(o, hook))
+                    .transpose()?;
+                let mut whens = Vec::new();
+                let mut thens = Vec::new();
+                for c in conditions {
+                    whens.push(self.convert(&c.condition, hook)?);
+                    thens.push(self.convert(&c.result, hook)?);
+                }
+                let otherwise = else_result
+                    .as_ref()
+                    .map(|x| self.convert(x, hook))
+                    .transpose()?;
+                let result_refs: Vec<&Expr> = thens.iter().chain(otherwise.iter()).collect();
+                let result_type = self.common_type(&result_refs)?;
+                let (operand, whens) = match operand {
+                    Some(op) => {
+                        let refs: Vec<&Expr> = std::iter::once(&op).chain(whens.iter()).collect();
+                        let t = self.common_type(&refs)?;
+                        let whens = whens
+                            .into_iter()
+                            .map(|w| self.cast_to(w, &t))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        (Some(boxed(self.cast_to(op, &t)?)), whens)
+                    }
+                    None => {
+                        let whens = whens
+                            .into_iter()
+                            .map(|w| self.cast_to(w, &DataType::Boolean))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        (None, whens)
+                    }
+                };
+                let mut pairs = Vec::new();
+                for (w, t) in whens.into_iter().zip(thens) {
+                    pairs.push((boxed(w), boxed(self.cast_to(t, &result_type)?)));
+                }
+                let otherwise = otherwise
+                    .map(|o| self.cast_to(o, &result_type))
+                    .transpose()?
+                    .map(boxed);
+                Expr::Case(Case::new(operand, pairs, otherwise))
+            }
+            A::Cast {
+                kind,
+                expr,
+                data_type,
+                ..
+            } => {
+                let inner = self.convert(expr, hook)?;
+                let target = arrow_type(data_type)?;
+                match kind {
+                    ast::CastKind::TryCast | ast::CastKind::SafeCast => {
+                        Expr::TryCast(datafusion_expr::expr::TryCast::new(boxed(inner), target))
+                    }
+                    _ => Expr::Cast(Cast::new(boxed(inner), target)),
+                }
+            }
+            A::Function(f) => match hook {
+                Some(h) => h(f)?,
+                None => {
+                    return Err(SqlError::unsupported(format!(
+                        "function calls here ({}); aggregates belong in the SELECT list",
+                        f.name
+                    )));
+                }
+            },
+            A::Subquery(_) | A::InSubquery { .. } | A::Exists { .. } => {
+                return Err(SqlError::unsupported("subqueries"));
+            }
+            other => return Err(SqlError::unsupported(format!("the expression {other}"))),
+        })
+    }
+
+    fn like(
+        &self,
+        negated: bool,
+        expr: &ast::Expr,
+        pattern: &ast::Expr,
+        escape: Option<&ast::ValueWithSpan>,
+        case_insensitive: bool,
+        hook: &mut Option<&mut AggregateHook<'_>>,
+    ) -> Result<Expr, SqlError> {
+        let x = self.cast_to(self.convert(expr, hook)?, &DataType::Utf8)?;
+        let p = self.cast_to(self.convert(pattern, hook)?, &DataType::Utf8)?;
+        let escape = match escape.map(|v| &v.value) {
+            Some(Value::SingleQuotedString(s)) if s.chars().count() == 1 => s.chars().next(),
+            Some(other) => {
+                return Err(SqlError::plan(format!(
+                    "ESCAPE takes one character, got {other}"
+                )));
+            }
+            None => None,
+        };
+        Ok(Expr::Like(Like::new(
+            negated,
+            Box::new(x),
+            Box::new(p),
+            escape,
+            case_insensitive,
+        )))
+    }
+
+    fn column(&self, name: &str, location: Option<Location>) -> Result<Expr, SqlError> {
+        let fields = self.schema.fields();
+        let found = fields
+            .iter()
+            .find(|f| f.name() == name)
+            .or_else(|| fields.iter().find(|f| f.name().eq_ignore_ascii_case(name)));
+        match found {
+            Some(f) => Ok(Expr::Column(Column::new_unqualified(f.name()))),
+            None => {
+                let names = fields
+                    .iter()
+                    .map(|f| f.name().as_str())
+                    .filter(|n| !n.starts_with("__agg"));
+                Err(SqlError::at(
+                    SqlErrorKind::UnknownColumn {
+                        name: name.to_string(),
+                        stream: self.stream.to_string(),
+                        suggestion: closest(name, names),
+                    },
+                    location,
+                ))
+            }
+        }
+    }
+
+    /// The type of `e` in this schema.
+    pub fn type_of(&self, e: &Expr) -> Result<DataType, SqlError> {
+        e.get_type(self.schema)
+            .map_err(|err| SqlError::plan(err.to_string()))
+    }
+
+    /// `e` cast to `target` when its type differs.
+    pub fn cast_to(&self, e: Expr, target: &DataType) -> Result<Expr, SqlError> {
+        let t = self.type_of(&e)?;
+        if &t == target {
+            return Ok(e);
+        }
+        if !arrow_cast_ok(&t, target) {
+            return Err(SqlError::plan(format!(
+                "cannot use a {t} value ({e}) as {target}"
+            )));
+        }
+        Ok(Expr::Cast(Cast::new(Box::new(e), target.clone())))
+    }
+
+    fn common_type(&self, exprs: &[&Expr]) -> Result<DataType, SqlError> {
+        let mut common: Option<DataType> = None;
+        for e in exprs {
+            let t = self.type_of(e)?;
+            common = Some(match common {
+                None => t,
+                Some(c) => comparison_coercion(&c, &t).ok_or_else(|| {
+                    SqlError::plan(format!("{c} and {t} values cannot be compared or combined"))
+                })?,
+            });
+        }
+        Ok(common.unwrap_or(DataType::Null))
+    }
+
+    fn binary(&self, l: Expr, op: Operator, r: Expr) -> Result<Expr, SqlError> {
+        let (lt, rt) = (self.type_of(&l)?, self.type_of(&r)?);
+        let (lt2, rt2) = BinaryTypeCoercer::new(&lt, &op, &rt)
+            .get_input_types()
+            .map_err(|_| {
+                SqlError::plan(format!(
+                    "the operator {op} does not apply to {lt} ({l}) and {rt} ({r})"
+                ))
+            })?;
+        Ok(Expr::BinaryExpr(BinaryExpr::new(
+            Box::new(self.cast_to(l, &lt2)?),
+            op,
+            Box::new(self.cast_to(r, &rt2)?),
+        )))
+    }
+}
+
+fn arrow_cast_ok(from: &DataType, to: &DataType) -> bool {
+    from == &DataType::Null || arrow_cast::can_cast_types(from, to)
+}
+
+fn binary_operator(op: &BinaryOperator) -> Result<Operator, SqlError> {
+    Ok(match op {
+        BinaryOperator::Plus => Operator::Plus,
+        BinaryOperator::Minus => Operator::Minus,
+        BinaryOperator::Multiply => Operator::Multiply,
+        BinaryOperator::Divide => Operator::Divide,
+        BinaryOperator::Modulo => Operator::Modulo,
+        BinaryOperator::Gt => Operator::Gt,
+        BinaryOperator::Lt => Operator::Lt,
+        BinaryOperator::GtEq => Operator::GtEq,
+        BinaryOperator::LtEq => Operator::LtEq,
+        BinaryOperator::Eq => Operator::Eq,
+        BinaryOperator::NotEq => Operator::NotEq,
+        BinaryOperator::And => Operator::And,
+        BinaryOperator::Or => Operator::Or,
+        BinaryOperator::StringConcat => Operator::StringConcat,
+        other => return Err(SqlError::unsupported(format!("the operator {other}"))),
+    })
+}
+
+/// A SQL literal as a scalar value.
+pub fn literal(v: &Value) -> Result<ScalarValue, SqlError> {
+    Ok(match v {
+        Value::Number(n, _) => {
+            if let Ok(i) = n.parse::<i64>() {
+                ScalarValue::Int64(Some(i))
+            } else {
+                let f: f64 = n
+                    .parse()
+                    .map_err(|_| SqlError::plan(format!("invalid number {n}")))?;
+                ScalarValue::Float64(Some(f))
+            }
+        }
+        Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => {
+            ScalarValue::Utf8(Some(s.clone()))
+        }
+        Value::Boolean(b) => ScalarValue::Boolean(Some(*b)),
+        Value::Null => ScalarValue::Null,
+        other => return Err(SqlError::unsupported(format!("the literal {other}"))),
+    })
+}
+
+/// A schema's columns as a `DFSchema`.
+pub fn df_schema(schema: &arrow_schema::SchemaRef) -> Result<DFSchema, SqlError> {
+    DFSchema::try_from(Arc::clone(schema)).map_err(|e| SqlError::plan(e.to_string()))
+}

@@ -1,0 +1,212 @@
+//! Turning query text into sqlparser statements.
+//!
+//! sliq's dialect is PostgreSQL-like. Two forms sqlparser's grammar lacks
+//! are added at the token level, so every token keeps its position for
+//! error messages: `CREATE STREAM` / `DROP STREAM` (read as their `TABLE`
+//! forms) and the frame shorthand `RANGE '10s'` (read as
+//! `RANGE '10s' PRECEDING`).
+
+use sqlparser::ast::Statement;
+use sqlparser::dialect::Dialect;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
+
+use crate::error::{Location, SqlError, SqlErrorKind};
+
+/// sliq's SQL dialect.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SliqDialect;
+
+impl Dialect for SliqDialect {
+    fn is_identifier_start(&self, ch: char) -> bool {
+        ch.is_alphabetic() || ch == '_'
+    }
+
+    fn is_identifier_part(&self, ch: char) -> bool {
+        ch.is_alphanumeric() || ch == '_' || ch == '$'
+    }
+
+    fn supports_window_clause_named_window_reference(&self) -> bool {
+        true
+    }
+
+    fn supports_filter_during_aggregation(&self) -> bool {
+        true
+    }
+}
+
+/// Parses `sql` (one or more `;`-separated statements).
+pub fn parse_statements(sql: &str) -> Result<Vec<Statement>, SqlError> {
+    let dialect = SliqDialect;
+    let tokens = Tokenizer::new(&dialect, sql)
+        .tokenize_with_location()
+        .map_err(|e| {
+            let location = Some(Location {
+                line: e.location.line,
+                column: e.location.column,
+            });
+            SqlError::at(SqlErrorKind::Syntax(e.message.clone()), location)
+        })
+        .map_err(|e| e.with_source(sql))?;
+    let tokens = rewrite(tokens);
+    Parser::new(&dialect)
+        .with_tokens_with_locations(tokens)
+        .parse_statements()
+        .map_err(|e| parser_error(e).with_source(sql))
+}
+
+fn is_word(token: &Token, word: &str) -> bool {
+    matches!(token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word))
+}
+
+/// Indexes of the non-whitespace tokens.
+fn significant(tokens: &[TokenWithSpan]) -> Vec<usize> {
+    tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+fn rewrite(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let sig = significant(&tokens);
+    let mut insert_preceding = Vec::new();
+    for w in sig.windows(3) {
+        let [a, b, c] = [w[0], w[1], w[2]];
+        if (is_word(&tokens[a].token, "CREATE") || is_word(&tokens[a].token, "DROP"))
+            && is_word(&tokens[b].token, "STREAM")
+        {
+            tokens[b].token = Token::make_keyword("TABLE");
+        }
+        if is_word(&tokens[a].token, "RANGE")
+            && matches!(tokens[b].token, Token::SingleQuotedString(_))
+            && matches!(tokens[c].token, Token::RParen)
+        {
+            insert_preceding.push(b + 1);
+        }
+    }
+    for &at in insert_preceding.iter().rev() {
+        let span = tokens[at - 1].span;
+        tokens.insert(
+            at,
+            TokenWithSpan {
+                token: Token::make_keyword("PRECEDING"),
+                span,
+            },
+        );
+    }
+    tokens
+}
+
+/// sqlparser reports locations inside its message: pull them out.
+fn parser_error(e: ParserError) -> SqlError {
+    let message = match e {
+        ParserError::TokenizerError(m) | ParserError::ParserError(m) => m,
+        ParserError::RecursionLimitExceeded => "the query nests too deeply".to_string(),
+    };
+    let (text, location) = match message.rfind(" at Line: ") {
+        Some(at) => {
+            let tail = &message[at + " at Line: ".len()..];
+            let mut parts = tail.split(", Column: ");
+            let line = parts.next().and_then(|l| l.trim().parse().ok());
+            let column = parts.next().and_then(|c| c.trim().parse().ok());
+            match (line, column) {
+                (Some(line), Some(column)) => {
+                    (message[..at].to_string(), Some(Location { line, column }))
+                }
+                _ => (message.clone(), None),
+            }
+        }
+        None => (message, None),
+    };
+    SqlError::at(
+        SqlErrorKind::Syntax(text.trim_start_matches("sql parser error: ").to_string()),
+        location,
+    )
+}
+
+/// Parses a duration such as `10s`, `1m30s`, `500ms`, `2 hours` or `1d` into
+/// milliseconds. A bare number is milliseconds.
+pub fn parse_duration_ms(text: &str) -> Option<i64> {
+    let text = text.trim();
+    if let Ok(ms) = text.parse::<i64>() {
+        return (ms >= 0).then_some(ms);
+    }
+    let mut total: i64 = 0;
+    let mut rest = text;
+    let mut any = false;
+    while !rest.is_empty() {
+        rest = rest.trim_start();
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        if digits == 0 {
+            return None;
+        }
+        let amount: f64 = rest[..digits].parse().ok()?;
+        rest = rest[digits..].trim_start();
+        let unit_len = rest
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(rest.len());
+        let unit = rest[..unit_len].to_ascii_lowercase();
+        rest = &rest[unit_len..];
+        let scale = match unit.as_str() {
+            "ms" | "msec" | "millisecond" | "milliseconds" => 1.0,
+            "s" | "sec" | "secs" | "second" | "seconds" => 1_000.0,
+            "m" | "min" | "mins" | "minute" | "minutes" => 60_000.0,
+            "h" | "hr" | "hour" | "hours" => 3_600_000.0,
+            "d" | "day" | "days" => 86_400_000.0,
+            _ => return None,
+        };
+        let ms = amount * scale;
+        if !ms.is_finite() || ms < 0.0 || ms > i64::MAX as f64 / 2.0 {
+            return None;
+        }
+        total = total.checked_add(ms.round() as i64)?;
+        any = true;
+    }
+    any.then_some(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration_ms("10s"), Some(10_000));
+        assert_eq!(parse_duration_ms("1m30s"), Some(90_000));
+        assert_eq!(parse_duration_ms("500ms"), Some(500));
+        assert_eq!(parse_duration_ms("2 hours"), Some(7_200_000));
+        assert_eq!(parse_duration_ms("1d"), Some(86_400_000));
+        assert_eq!(parse_duration_ms("1.5s"), Some(1_500));
+        assert_eq!(parse_duration_ms("250"), Some(250));
+        assert_eq!(parse_duration_ms("10 parsecs"), None);
+        assert_eq!(parse_duration_ms(""), None);
+        assert_eq!(parse_duration_ms("-5s"), None);
+    }
+
+    #[test]
+    fn stream_statements_and_range_shorthand_parse() {
+        let stmts = parse_statements(
+            "CREATE STREAM s (ts TIMESTAMP, key VARCHAR, v DOUBLE) WITH (event_time = 'ts'); \
+             SELECT key, max(v) OVER (RANGE '10s') FROM s GROUP BY key; DROP STREAM s",
+        )
+        .unwrap();
+        assert_eq!(stmts.len(), 3);
+        assert!(
+            stmts[1].to_string().contains("'10s' PRECEDING"),
+            "{}",
+            stmts[1]
+        );
+    }
+
+    #[test]
+    fn syntax_errors_carry_their_location() {
+        let err = parse_statements("SELECT max(v OVER (ROWS 3 PRECEDING) FROM s").unwrap_err();
+        let loc = err.location().expect("location");
+        assert_eq!(loc.line, 1);
+        assert!(err.to_string().contains('^'), "{err}");
+    }
+}

@@ -1,0 +1,306 @@
+//! What the planner produces: statements and continuous query plans.
+
+use std::fmt;
+use std::sync::Arc;
+
+use arrow_schema::{Schema, SchemaRef};
+use datafusion_expr::Expr;
+use sliq_aggregates::{OutputType, ResolvedAggregate, ValueType};
+
+/// How far back a window reaches from the current row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Frame {
+    /// `ROWS n PRECEDING`: the current row and the `n` before it in its key.
+    Rows(u64),
+    /// `RANGE d PRECEDING`: the key's rows with event time in `[t − d, t]`,
+    /// `d` in milliseconds.
+    Range(i64),
+    /// `UNBOUNDED PRECEDING`: every row of the key so far.
+    Unbounded,
+}
+
+impl fmt::Display for Frame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Frame::Rows(n) => write!(f, "ROWS {n} PRECEDING"),
+            Frame::Range(ms) => write!(f, "RANGE {} PRECEDING", format_duration(*ms)),
+            Frame::Unbounded => write!(f, "ROWS UNBOUNDED PRECEDING"),
+        }
+    }
+}
+
+/// `90000` → `'1m30s'`.
+pub fn format_duration(ms: i64) -> String {
+    let mut rest = ms;
+    let mut out = String::new();
+    for (unit, size) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("m", 60_000),
+        ("s", 1_000),
+        ("ms", 1),
+    ] {
+        if rest >= size {
+            out.push_str(&format!("{}{unit}", rest / size));
+            rest %= size;
+        }
+    }
+    if out.is_empty() {
+        out.push_str("0s");
+    }
+    format!("'{out}'")
+}
+
+/// A set of per-key windows shared by the aggregates with the same keys,
+/// frame and event time: the rows that enter and leave are computed once.
+#[derive(Clone, Debug)]
+pub struct WindowGroup {
+    /// Partition keys (GROUP BY / PARTITION BY), over the input row.
+    pub keys: Vec<Expr>,
+    /// The keys as written, for EXPLAIN.
+    pub key_names: Vec<String>,
+    /// The frame.
+    pub frame: Frame,
+    /// The event-time column for `RANGE` frames (TIMESTAMP or BIGINT ms).
+    pub event_time: Option<String>,
+}
+
+/// The function behind an aggregate call.
+#[derive(Clone)]
+pub enum AggregateFunction {
+    /// A built-in function from `sliq-aggregates`.
+    Builtin(ResolvedAggregate),
+    /// A function registered by the embedding program.
+    User(Arc<dyn UserAggregate>),
+}
+
+impl AggregateFunction {
+    /// The value types the engine must feed, in argument order.
+    pub fn inputs(&self) -> &[ValueType] {
+        match self {
+            AggregateFunction::Builtin(r) => r.inputs(),
+            AggregateFunction::User(u) => u.inputs(),
+        }
+    }
+
+    /// The result type.
+    pub fn output_type(&self) -> &OutputType {
+        match self {
+            AggregateFunction::Builtin(r) => r.output_type(),
+            AggregateFunction::User(u) => u.output_type(),
+        }
+    }
+
+    /// The function's name.
+    pub fn name(&self) -> &str {
+        match self {
+            AggregateFunction::Builtin(r) => r.name(),
+            AggregateFunction::User(u) => u.name(),
+        }
+    }
+}
+
+impl fmt::Debug for AggregateFunction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.name())
+    }
+}
+
+/// A user-defined aggregate as the planner sees it: its signature. The
+/// engine that registered it knows how to run it (`as_any` downcasts).
+pub trait UserAggregate: Send + Sync + 'static {
+    /// The function's name (lower case).
+    fn name(&self) -> &str;
+    /// The value types it takes.
+    fn inputs(&self) -> &[ValueType];
+    /// Its result type.
+    fn output_type(&self) -> &OutputType;
+    /// The engine-side object.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// One aggregate of a query.
+#[derive(Clone, Debug)]
+pub struct AggregateCall {
+    /// The function.
+    pub function: AggregateFunction,
+    /// Value arguments, already cast to the function's input types.
+    pub args: Vec<Expr>,
+    /// Index of its [`WindowGroup`].
+    pub window: usize,
+    /// The call as written, for EXPLAIN and column names.
+    pub display: String,
+}
+
+/// A planned continuous query.
+#[derive(Clone, Debug)]
+pub struct QueryPlan {
+    /// The query text.
+    pub sql: String,
+    /// The input stream.
+    pub stream: String,
+    /// The stream's schema.
+    pub input_schema: SchemaRef,
+    /// `WHERE`, over the input row.
+    pub filter: Option<Expr>,
+    /// The distinct windows.
+    pub windows: Vec<WindowGroup>,
+    /// The aggregates; result `i` is the column `__agg{i}` of the
+    /// intermediate schema.
+    pub aggregates: Vec<AggregateCall>,
+    /// Input columns followed by one column per aggregate.
+    pub intermediate_schema: SchemaRef,
+    /// The output columns: name and expression over the intermediate schema.
+    pub outputs: Vec<(String, Expr)>,
+    /// The result schema.
+    pub output_schema: SchemaRef,
+}
+
+/// Name of the intermediate column holding aggregate `i`.
+pub fn aggregate_column(i: usize) -> String {
+    format!("__agg{i}")
+}
+
+impl QueryPlan {
+    /// The plan as text, as `EXPLAIN` prints it. `algorithm` names the
+    /// window algorithm the engine will run.
+    pub fn explain(&self, algorithm: &str) -> String {
+        let mut out = String::new();
+        out.push_str(&format!("ContinuousQuery: {}\n", self.sql.trim()));
+        out.push_str(&format!(
+            "  Source: stream {} ({})\n",
+            self.stream,
+            schema_text(&self.input_schema)
+        ));
+        if let Some(filter) = &self.filter {
+            out.push_str(&format!("  Filter: {filter}\n"));
+        }
+        for (i, w) in self.windows.iter().enumerate() {
+            let keys = if w.key_names.is_empty() {
+                "(global)".to_string()
+            } else {
+                w.key_names.join(", ")
+            };
+            let time = w
+                .event_time
+                .as_ref()
+                .map(|t| format!(", event time {t}"))
+                .unwrap_or_default();
+            out.push_str(&format!("  Window {i}: keys {keys}, {}{time}\n", w.frame));
+            for (j, a) in self
+                .aggregates
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| a.window == i)
+            {
+                let inputs: Vec<String> = a
+                    .function
+                    .inputs()
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect();
+                out.push_str(&format!(
+                    "    {} = {}: monoid {}({}) -> {}, algorithm {algorithm}\n",
+                    aggregate_column(j),
+                    a.display,
+                    a.function.name(),
+                    inputs.join(", "),
+                    a.function.output_type(),
+                ));
+            }
+        }
+        out.push_str(&format!("  Output: {}\n", schema_text(&self.output_schema)));
+        out
+    }
+}
+
+fn schema_text(schema: &Schema) -> String {
+    let fields: Vec<String> = schema
+        .fields()
+        .iter()
+        .map(|f| format!("{} {}", f.name(), f.data_type()))
+        .collect();
+    fields.join(", ")
+}
+
+/// A stream's definition from `CREATE STREAM`.
+#[derive(Clone, Debug)]
+pub struct StreamDefinition {
+    /// Its name.
+    pub name: String,
+    /// Its columns.
+    pub schema: SchemaRef,
+    /// `WITH (key = value, …)`, keys lower-cased, values as written.
+    pub options: Vec<(String, String)>,
+}
+
+impl StreamDefinition {
+    /// The value of option `key`, if given.
+    pub fn option(&self, key: &str) -> Option<&str> {
+        self.options
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A statement, planned.
+#[derive(Clone, Debug)]
+pub enum Statement {
+    /// `CREATE STREAM`
+    CreateStream(StreamDefinition),
+    /// `DROP STREAM [IF EXISTS] name`
+    DropStream {
+        /// The stream.
+        name: String,
+        /// `IF EXISTS`
+        if_exists: bool,
+    },
+    /// `SHOW STREAMS`
+    ShowStreams,
+    /// `SHOW QUERIES`
+    ShowQueries,
+    /// `DESCRIBE name`
+    Describe(String),
+    /// `EXPLAIN SELECT …`
+    Explain(Box<QueryPlan>),
+    /// `SET name = value`
+    Set {
+        /// The setting, lower-cased.
+        name: String,
+        /// Its value.
+        value: String,
+    },
+    /// `INSERT INTO stream VALUES (…), …`
+    Insert {
+        /// The stream.
+        stream: String,
+        /// The rows, as literal expressions (cast to the column types).
+        rows: Vec<Vec<Expr>>,
+    },
+    /// A continuous `SELECT`.
+    Query(Box<QueryPlan>),
+}
+
+/// What the planner needs to know about streams and user functions.
+pub trait Catalog {
+    /// The schema and event-time column of a stream.
+    fn stream(&self, name: &str) -> Option<(SchemaRef, Option<String>)>;
+    /// All stream names (for suggestions).
+    fn stream_names(&self) -> Vec<String>;
+    /// A user-defined aggregate by (lower-case) name.
+    fn user_aggregate(&self, name: &str) -> Option<Arc<dyn UserAggregate>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_print_compactly() {
+        assert_eq!(format_duration(90_000), "'1m30s'");
+        assert_eq!(format_duration(10_000), "'10s'");
+        assert_eq!(format_duration(1_500), "'1s500ms'");
+        assert_eq!(format_duration(0), "'0s'");
+    }
+}

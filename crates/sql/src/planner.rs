@@ -1,0 +1,869 @@
+//! Binding statements to the catalog and planning continuous queries.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, Schema};
+use datafusion_common::Column;
+use datafusion_expr::{Expr, ExprSchemable};
+use sliq_aggregates::registry::{self, CallOptions};
+use sliq_aggregates::{ArgType, Literal, OutputType, ValueType};
+use sqlparser::ast::{
+    self, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, NullTreatment, ObjectName,
+    SelectItem, SetExpr, TableFactor, WindowFrameBound, WindowFrameUnits, WindowType,
+};
+
+use crate::error::{SqlError, SqlErrorKind, closest};
+use crate::expr::{ExprConverter, df_schema, ident_location, literal, location_of};
+use crate::parser::{parse_duration_ms, parse_statements};
+use crate::plan::{
+    AggregateCall, AggregateFunction, Catalog, Frame, QueryPlan, Statement, StreamDefinition,
+    WindowGroup, aggregate_column,
+};
+use crate::types::{arrow_type, canonical_arrow_type, value_type};
+
+/// Parses and plans every statement of `sql`.
+pub fn plan_sql(sql: &str, catalog: &dyn Catalog) -> Result<Vec<Statement>, SqlError> {
+    let statements = parse_statements(sql)?;
+    statements
+        .iter()
+        .map(|s| plan_statement(s, catalog).map_err(|e| e.with_source(sql)))
+        .collect()
+}
+
+fn object_name(name: &ObjectName) -> String {
+    name.0
+        .iter()
+        .map(|p| {
+            p.as_ident()
+                .map(|i| i.value.clone())
+                .unwrap_or_else(|| p.to_string())
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+fn plan_statement(stmt: &ast::Statement, catalog: &dyn Catalog) -> Result<Statement, SqlError> {
+    use ast::Statement as S;
+    match stmt {
+        S::Query(query) => Ok(Statement::Query(Box::new(plan_query(
+            query,
+            &stmt.to_string(),
+            catalog,
+        )?))),
+        S::Explain { statement, .. } => match statement.as_ref() {
+            S::Query(query) => Ok(Statement::Explain(Box::new(plan_query(
+                query,
+                &statement.to_string(),
+                catalog,
+            )?))),
+            other => Err(SqlError::unsupported(format!("EXPLAIN of {other}"))),
+        },
+        S::CreateTable(create) => create_stream(create),
+        S::Drop {
+            object_type: ast::ObjectType::Table,
+            names,
+            if_exists,
+            ..
+        } => match names.as_slice() {
+            [name] => Ok(Statement::DropStream {
+                name: object_name(name),
+                if_exists: *if_exists,
+            }),
+            _ => Err(SqlError::unsupported(
+                "dropping several streams in one statement",
+            )),
+        },
+        S::ShowVariable { variable } => match variable
+            .iter()
+            .map(|i| i.value.to_ascii_uppercase())
+            .collect::<Vec<_>>()
+            .as_slice()
+        {
+            [s] if s == "STREAMS" => Ok(Statement::ShowStreams),
+            [q] if q == "QUERIES" => Ok(Statement::ShowQueries),
+            _ => Err(SqlError::unsupported(format!(
+                "{stmt} (try SHOW STREAMS or SHOW QUERIES)"
+            ))),
+        },
+        S::ShowTables { .. } => Ok(Statement::ShowStreams),
+        S::ExplainTable { table_name, .. } => {
+            let name = object_name(table_name);
+            if catalog.stream(&name).is_none() {
+                return Err(unknown_stream(&name, catalog, location_of(table_name)));
+            }
+            Ok(Statement::Describe(name))
+        }
+        S::Set(ast::Set::SingleAssignment {
+            variable, values, ..
+        }) => {
+            let value = match values.as_slice() {
+                [ast::Expr::Value(v)] => match &v.value {
+                    ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
+                        s.clone()
+                    }
+                    other => other.to_string(),
+                },
+                [ast::Expr::Identifier(i)] => i.value.clone(),
+                _ => return Err(SqlError::plan(format!("SET {variable} takes one value"))),
+            };
+            Ok(Statement::Set {
+                name: object_name(variable).to_ascii_lowercase(),
+                value,
+            })
+        }
+        S::Insert(insert) => plan_insert(insert, catalog),
+        other => Err(SqlError::unsupported(format!(
+            "the statement {}",
+            first_words(&other.to_string())
+        ))),
+    }
+}
+
+fn first_words(s: &str) -> String {
+    s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+}
+
+fn unknown_stream(
+    name: &str,
+    catalog: &dyn Catalog,
+    location: Option<crate::error::Location>,
+) -> SqlError {
+    let names = catalog.stream_names();
+    SqlError::at(
+        SqlErrorKind::UnknownStream {
+            name: name.to_string(),
+            suggestion: closest(name, names.iter().map(String::as_str)),
+        },
+        location,
+    )
+}
+
+fn create_stream(create: &ast::CreateTable) -> Result<Statement, SqlError> {
+    if create.columns.is_empty() {
+        return Err(SqlError::plan("CREATE STREAM needs at least one column"));
+    }
+    let mut fields = Vec::new();
+    for col in &create.columns {
+        let data_type =
+            arrow_type(&col.data_type).map_err(|e| e.or_at(ident_location(&col.name)))?;
+        let not_null = col
+            .options
+            .iter()
+            .any(|o| matches!(o.option, ast::ColumnOption::NotNull));
+        if fields
+            .iter()
+            .any(|f: &Field| f.name().eq_ignore_ascii_case(&col.name.value))
+        {
+            return Err(SqlError::at(
+                SqlErrorKind::Plan(format!("column '{}' is declared twice", col.name.value)),
+                ident_location(&col.name),
+            ));
+        }
+        fields.push(Field::new(&col.name.value, data_type, !not_null));
+    }
+    let mut options = Vec::new();
+    if let ast::CreateTableOptions::With(with) = &create.table_options {
+        for option in with {
+            match option {
+                ast::SqlOption::KeyValue { key, value } => {
+                    let value = match value {
+                        ast::Expr::Value(v) => match &v.value {
+                            ast::Value::SingleQuotedString(s)
+                            | ast::Value::DoubleQuotedString(s) => s.clone(),
+                            other => other.to_string(),
+                        },
+                        other => other.to_string(),
+                    };
+                    options.push((key.value.to_ascii_lowercase(), value));
+                }
+                other => return Err(SqlError::unsupported(format!("the stream option {other}"))),
+            }
+        }
+    }
+    let schema = Arc::new(Schema::new(fields));
+    if let Some((_, col)) = options.iter().find(|(k, _)| k == "event_time") {
+        match schema.field_with_name(col) {
+            Ok(f)
+                if matches!(
+                    f.data_type(),
+                    DataType::Timestamp(_, _) | DataType::Int64 | DataType::Int32
+                ) => {}
+            Ok(f) => {
+                return Err(SqlError::plan(format!(
+                    "event_time column '{col}' is {}; it must be TIMESTAMP or BIGINT (epoch milliseconds)",
+                    f.data_type()
+                )));
+            }
+            Err(_) => {
+                return Err(SqlError::plan(format!(
+                    "event_time names '{col}', which is not a column of the stream"
+                )));
+            }
+        }
+    }
+    Ok(Statement::CreateStream(StreamDefinition {
+        name: object_name(&create.name),
+        schema,
+        options,
+    }))
+}
+
+fn plan_insert(insert: &ast::Insert, catalog: &dyn Catalog) -> Result<Statement, SqlError> {
+    let stream = match &insert.table {
+        ast::TableObject::TableName(name) => object_name(name),
+        other => return Err(SqlError::unsupported(format!("INSERT INTO {other}"))),
+    };
+    let Some((schema, _)) = catalog.stream(&stream) else {
+        return Err(unknown_stream(&stream, catalog, None));
+    };
+    let Some(source) = &insert.source else {
+        return Err(SqlError::plan("INSERT needs VALUES"));
+    };
+    let SetExpr::Values(values) = source.body.as_ref() else {
+        return Err(SqlError::unsupported(
+            "INSERT … SELECT (use INSERT … VALUES)",
+        ));
+    };
+    let columns: Vec<usize> = if insert.columns.is_empty() {
+        (0..schema.fields().len()).collect()
+    } else {
+        insert
+            .columns
+            .iter()
+            .map(|c| {
+                let name = c.to_string();
+                schema.index_of(&name).map_err(|_| {
+                    let names = schema.fields().iter().map(|f| f.name().as_str());
+                    SqlError::at(
+                        SqlErrorKind::UnknownColumn {
+                            name: name.clone(),
+                            stream: stream.clone(),
+                            suggestion: closest(&name, names),
+                        },
+                        location_of(c),
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let empty = Arc::new(Schema::empty());
+    let empty_df = df_schema(&empty)?;
+    let converter = ExprConverter {
+        schema: &empty_df,
+        stream: &stream,
+    };
+    let mut rows = Vec::new();
+    for row in &values.rows {
+        if row.len() != columns.len() {
+            return Err(SqlError::plan(format!(
+                "INSERT row has {} values for {} columns",
+                row.len(),
+                columns.len()
+            )));
+        }
+        let mut out: Vec<Expr> = schema
+            .fields()
+            .iter()
+            .map(|f| Expr::Literal(null_of(f.data_type()), None))
+            .collect();
+        for (value, &col) in row.iter().zip(&columns) {
+            let e = converter.convert(value, &mut None)?;
+            out[col] = converter.cast_to(e, schema.field(col).data_type())?;
+        }
+        rows.push(out);
+    }
+    Ok(Statement::Insert { stream, rows })
+}
+
+fn null_of(t: &DataType) -> datafusion_common::ScalarValue {
+    datafusion_common::ScalarValue::try_from(t).unwrap_or(datafusion_common::ScalarValue::Null)
+}
+
+/// Plans a `SELECT` as a continuous query.
+fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<QueryPlan, SqlError> {
+    if query.with.is_some() {
+        return Err(SqlError::unsupported("WITH (common table expressions)"));
+    }
+    if query.order_by.is_some() {
+        return Err(SqlError::unsupported(
+            "ORDER BY outside OVER (results come in arrival order)",
+        ));
+    }
+    if query.limit_clause.is_some() || query.fetch.is_some() {
+        return Err(SqlError::unsupported(
+            "LIMIT / FETCH (a continuous query never ends)",
+        ));
+    }
+    let select = match query.body.as_ref() {
+        SetExpr::Select(select) => select,
+        SetExpr::Query(inner) => return plan_query(inner, sql, catalog),
+        _ => {
+            return Err(SqlError::unsupported(
+                "set operations (UNION, INTERSECT, EXCEPT) and VALUES",
+            ));
+        }
+    };
+    if select.distinct.is_some() {
+        return Err(SqlError::unsupported("SELECT DISTINCT"));
+    }
+    if select.having.is_some() || select.qualify.is_some() {
+        return Err(SqlError::unsupported("HAVING / QUALIFY"));
+    }
+    let table = match select.from.as_slice() {
+        [t] if t.joins.is_empty() => t,
+        [] => return Err(SqlError::plan("a continuous query needs FROM <stream>")),
+        _ => return Err(SqlError::unsupported("joins")),
+    };
+    let stream_name = match &table.relation {
+        TableFactor::Table { name, .. } => name,
+        TableFactor::Derived { .. } => return Err(SqlError::unsupported("subqueries")),
+        other => return Err(SqlError::unsupported(format!("FROM {other}"))),
+    };
+    let stream = object_name(stream_name);
+    let Some((input_schema, stream_event_time)) = catalog.stream(&stream) else {
+        return Err(unknown_stream(&stream, catalog, location_of(stream_name)));
+    };
+    let input_df = df_schema(&input_schema)?;
+    let converter = ExprConverter {
+        schema: &input_df,
+        stream: &stream,
+    };
+
+    let filter = match &select.selection {
+        Some(w) => {
+            let e = converter.convert(w, &mut None)?;
+            Some(
+                converter
+                    .cast_to(e, &DataType::Boolean)
+                    .map_err(|err| err.or_at(location_of(w)))?,
+            )
+        }
+        None => None,
+    };
+
+    let group_by: Vec<&ast::Expr> = match &select.group_by {
+        GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => {
+            exprs.iter().collect()
+        }
+        GroupByExpr::Expressions(..) => return Err(SqlError::unsupported("GROUP BY modifiers")),
+        GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
+    };
+    let group_keys = group_by
+        .iter()
+        .map(|e| converter.convert(e, &mut None))
+        .collect::<Result<Vec<_>, _>>()?;
+    let group_names: Vec<String> = group_by.iter().map(|e| e.to_string()).collect();
+
+    let named_windows: HashMap<String, &ast::NamedWindowExpr> = select
+        .named_window
+        .iter()
+        .map(|w| (w.0.value.to_ascii_lowercase(), &w.1))
+        .collect();
+
+    let mut planner = AggregatePlanner {
+        converter: &converter,
+        catalog,
+        stream_event_time,
+        group_keys: &group_keys,
+        group_names: &group_names,
+        named_windows: &named_windows,
+        windows: Vec::new(),
+        aggregates: Vec::new(),
+    };
+
+    // Select items, with aggregate calls replaced by intermediate columns.
+    let mut items: Vec<(String, Expr)> = Vec::new();
+    for item in &select.projection {
+        match item {
+            SelectItem::Wildcard(_) => {
+                for f in input_schema.fields() {
+                    items.push((
+                        f.name().clone(),
+                        Expr::Column(Column::new_unqualified(f.name())),
+                    ));
+                }
+            }
+            SelectItem::UnnamedExpr(e) => {
+                let converted = planner.convert_item(e)?;
+                items.push((item_name(e), converted));
+            }
+            SelectItem::ExprWithAlias { expr, alias } => {
+                let converted = planner.convert_item(expr)?;
+                items.push((alias.value.clone(), converted));
+            }
+            other => return Err(SqlError::unsupported(format!("the select item {other}"))),
+        }
+    }
+    let AggregatePlanner {
+        windows,
+        aggregates,
+        ..
+    } = planner;
+
+    // The intermediate schema: input columns, then one column per aggregate.
+    let mut fields: Vec<Field> = input_schema
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    for (i, a) in aggregates.iter().enumerate() {
+        fields.push(Field::new(
+            aggregate_column(i),
+            output_arrow_type(a.function.output_type()),
+            true,
+        ));
+    }
+    let intermediate_schema = Arc::new(Schema::new(fields));
+    let intermediate_df = df_schema(&intermediate_schema)?;
+    let mut out_fields = Vec::new();
+    let mut seen = HashMap::new();
+    for (name, e) in &items {
+        let (_, field) = e
+            .to_field(&intermediate_df)
+            .map_err(|err| SqlError::plan(format!("column {name}: {err}")))?;
+        let (t, nullable) = (field.data_type().clone(), field.is_nullable());
+        // Duplicate names get a suffix, as DuckDB does (`m`, `m_1`).
+        let n = seen.entry(name.clone()).or_insert(0usize);
+        let unique = if *n == 0 {
+            name.clone()
+        } else {
+            format!("{name}_{n}")
+        };
+        *n += 1;
+        out_fields.push(Field::new(unique, t, nullable));
+    }
+    let output_schema = Arc::new(Schema::new(out_fields));
+    let outputs = output_schema
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .zip(items.into_iter().map(|(_, e)| e))
+        .collect();
+
+    Ok(QueryPlan {
+        sql: sql.to_string(),
+        stream,
+        input_schema,
+        filter,
+        windows,
+        aggregates,
+        intermediate_schema,
+        outputs,
+        output_schema,
+    })
+}
+
+/// The Arrow type of an aggregate result.
+pub fn output_arrow_type(t: &OutputType) -> DataType {
+    match t {
+        OutputType::Scalar(v) => canonical_arrow_type(*v),
+        OutputType::Struct(fields) => DataType::Struct(
+            fields
+                .iter()
+                .map(|(name, v)| Arc::new(Field::new(*name, canonical_arrow_type(*v), true)))
+                .collect(),
+        ),
+    }
+}
+
+/// The column name of an unaliased select item: a column's name, or the
+/// call as written without its `OVER` clause.
+fn item_name(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Identifier(i) => i.value.clone(),
+        ast::Expr::CompoundIdentifier(parts) => {
+            parts.last().map(|p| p.value.clone()).unwrap_or_default()
+        }
+        ast::Expr::Function(f) => {
+            let mut bare = f.clone();
+            bare.over = None;
+            bare.to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+struct AggregatePlanner<'a> {
+    converter: &'a ExprConverter<'a>,
+    catalog: &'a dyn Catalog,
+    stream_event_time: Option<String>,
+    group_keys: &'a [Expr],
+    group_names: &'a [String],
+    named_windows: &'a HashMap<String, &'a ast::NamedWindowExpr>,
+    windows: Vec<WindowGroup>,
+    aggregates: Vec<AggregateCall>,
+}
+
+impl AggregatePlanner<'_> {
+    fn convert_item(&mut self, e: &ast::Expr) -> Result<Expr, SqlError> {
+        let converter = self.converter;
+        let mut hook = |f: &ast::Function| self.aggregate(f);
+        let mut hook_ref: Option<&mut crate::expr::AggregateHook<'_>> = Some(&mut hook);
+        converter.convert(e, &mut hook_ref)
+    }
+
+    fn aggregate(&mut self, f: &ast::Function) -> Result<Expr, SqlError> {
+        let name = object_name(&f.name).to_ascii_lowercase();
+        let user = self.catalog.user_aggregate(&name);
+        if user.is_none() && !registry::is_aggregate(&name) {
+            let names: Vec<&str> = registry::function_names().collect();
+            return Err(SqlError::at(
+                SqlErrorKind::UnknownFunction {
+                    name: name.clone(),
+                    suggestion: closest(&name, names),
+                },
+                location_of(&f.name),
+            ));
+        }
+        if f.filter.is_some() {
+            return Err(SqlError::unsupported(
+                "FILTER (WHERE …) on aggregates; use WHERE or CASE",
+            ));
+        }
+        let list = match &f.args {
+            FunctionArguments::List(list) => Some(list),
+            FunctionArguments::None => None,
+            FunctionArguments::Subquery(_) => return Err(SqlError::unsupported("subqueries")),
+        };
+        if list.is_some_and(|l| l.duplicate_treatment == Some(ast::DuplicateTreatment::Distinct)) {
+            return Err(SqlError::unsupported(format!(
+                "{name}(DISTINCT …) (try approx_count_distinct)"
+            )));
+        }
+        let mut ignore_nulls = matches!(f.null_treatment, Some(NullTreatment::IgnoreNulls));
+        if let Some(l) = list {
+            for clause in &l.clauses {
+                match clause {
+                    ast::FunctionArgumentClause::IgnoreOrRespectNulls(
+                        NullTreatment::IgnoreNulls,
+                    ) => ignore_nulls = true,
+                    ast::FunctionArgumentClause::IgnoreOrRespectNulls(
+                        NullTreatment::RespectNulls,
+                    ) => {}
+                    other => {
+                        return Err(SqlError::unsupported(format!(
+                            "{other} in an aggregate call"
+                        )));
+                    }
+                }
+            }
+        }
+        // Arguments: expressions become typed columns, literals stay constants.
+        let mut arg_types = Vec::new();
+        let mut arg_exprs = Vec::new();
+        for arg in list.map(|l| l.args.as_slice()).unwrap_or_default() {
+            let e = match arg {
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => e,
+                FunctionArg::Unnamed(FunctionArgExpr::Wildcard) if name == "count" => continue,
+                other => return Err(SqlError::unsupported(format!("the argument {other}"))),
+            };
+            let converted = self.converter.convert(e, &mut None)?;
+            let literal_value = match e {
+                ast::Expr::Value(v) => Some(to_literal(&literal(&v.value)?)),
+                ast::Expr::UnaryOp {
+                    op: ast::UnaryOperator::Minus,
+                    expr,
+                } => match expr.as_ref() {
+                    ast::Expr::Value(v) => Some(negate(to_literal(&literal(&v.value)?))),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let t = self.converter.type_of(&converted)?;
+            let ty = value_type(&t).ok_or_else(|| {
+                SqlError::at(
+                    SqlErrorKind::Plan(format!("{name} cannot take a {t} argument ({e})")),
+                    location_of(e),
+                )
+            })?;
+            arg_types.push(match literal_value {
+                Some(l) => ArgType {
+                    ty: if l == Literal::Null {
+                        ty
+                    } else {
+                        ArgType::literal(l.clone()).ty
+                    },
+                    literal: Some(l),
+                },
+                None => ArgType::column(ty),
+            });
+            arg_exprs.push(converted);
+        }
+        let function = match user {
+            Some(u) => {
+                let given: Vec<ValueType> = arg_types.iter().map(|a| a.ty).collect();
+                if given.len() != u.inputs().len() {
+                    let expected: Vec<String> =
+                        u.inputs().iter().map(ToString::to_string).collect();
+                    return Err(SqlError::at(
+                        SqlErrorKind::Plan(format!(
+                            "{name} takes ({}), got {} arguments",
+                            expected.join(", "),
+                            given.len()
+                        )),
+                        location_of(&f.name),
+                    ));
+                }
+                AggregateFunction::User(u)
+            }
+            None => AggregateFunction::Builtin(
+                registry::resolve(&name, &arg_types, CallOptions { ignore_nulls })
+                    .map_err(|e| SqlError::at(SqlErrorKind::Aggregate(e), location_of(&f.name)))?,
+            ),
+        };
+        let inputs = function.inputs().to_vec();
+        let args = arg_exprs
+            .into_iter()
+            .zip(&inputs)
+            .map(|(e, ty)| self.converter.cast_to(e, &canonical_arrow_type(*ty)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let window = self.window(f)?;
+        let mut display = f.clone();
+        display.over = None;
+        let index = self.aggregates.len();
+        self.aggregates.push(AggregateCall {
+            function,
+            args,
+            window,
+            display: display.to_string(),
+        });
+        Ok(Expr::Column(Column::new_unqualified(aggregate_column(
+            index,
+        ))))
+    }
+
+    /// The window group of a call's `OVER` clause (found or added).
+    fn window(&mut self, f: &ast::Function) -> Result<usize, SqlError> {
+        let spec = match &f.over {
+            None => None,
+            Some(WindowType::WindowSpec(spec)) => Some(self.resolve_named(spec)?),
+            Some(WindowType::NamedWindow(name)) => {
+                match self.named_windows.get(&name.value.to_ascii_lowercase()) {
+                    Some(ast::NamedWindowExpr::WindowSpec(spec)) => Some(self.resolve_named(spec)?),
+                    Some(ast::NamedWindowExpr::NamedWindow(other)) => {
+                        return Err(SqlError::unsupported(format!(
+                            "window {name} defined as another window {other}"
+                        )));
+                    }
+                    None => {
+                        return Err(SqlError::at(
+                            SqlErrorKind::Plan(format!(
+                                "unknown window '{name}': define it with WINDOW {name} AS (…)"
+                            )),
+                            ident_location(name),
+                        ));
+                    }
+                }
+            }
+        };
+        let (keys, key_names) = match &spec {
+            Some(s) if !s.partition_by.is_empty() => (
+                s.partition_by
+                    .iter()
+                    .map(|e| self.converter.convert(e, &mut None))
+                    .collect::<Result<Vec<_>, _>>()?,
+                s.partition_by.iter().map(ToString::to_string).collect(),
+            ),
+            _ => (self.group_keys.to_vec(), self.group_names.to_vec()),
+        };
+        let order_column = match &spec {
+            Some(s) => match s.order_by.as_slice() {
+                [] => None,
+                [o] => match &o.expr {
+                    ast::Expr::Identifier(i) => {
+                        self.converter.convert(&o.expr, &mut None)?;
+                        if o.options.asc == Some(false) {
+                            return Err(SqlError::unsupported(
+                                "ORDER BY … DESC in a window (streams arrive in ascending time)",
+                            ));
+                        }
+                        Some(i.value.clone())
+                    }
+                    other => {
+                        return Err(SqlError::unsupported(format!(
+                            "ORDER BY {other} in a window (order by a column)"
+                        )));
+                    }
+                },
+                _ => {
+                    return Err(SqlError::unsupported(
+                        "ORDER BY several columns in a window",
+                    ));
+                }
+            },
+            None => None,
+        };
+        let frame = match spec.as_ref().and_then(|s| s.window_frame.as_ref()) {
+            None => Frame::Unbounded,
+            Some(frame) => self.frame(frame)?,
+        };
+        let event_time = match frame {
+            Frame::Range(_) => {
+                let column = order_column.or_else(|| self.stream_event_time.clone()).ok_or_else(|| {
+                    SqlError::plan(
+                        "RANGE frames need an event-time column: declare the stream WITH (event_time = 'col') or write ORDER BY col in OVER",
+                    )
+                })?;
+                let e = self
+                    .converter
+                    .convert(&ast::Expr::Identifier(ast::Ident::new(&column)), &mut None)?;
+                match self.converter.type_of(&e)? {
+                    DataType::Timestamp(_, _) | DataType::Int64 | DataType::Int32 => Some(column),
+                    other => {
+                        return Err(SqlError::plan(format!(
+                            "the event-time column '{column}' is {other}; RANGE needs TIMESTAMP or BIGINT (epoch milliseconds)"
+                        )));
+                    }
+                }
+            }
+            _ => None,
+        };
+        let existing = self.windows.iter().position(|w| {
+            w.frame == frame && w.event_time == event_time && w.key_names == key_names
+        });
+        Ok(existing.unwrap_or_else(|| {
+            self.windows.push(WindowGroup {
+                keys,
+                key_names,
+                frame,
+                event_time,
+            });
+            self.windows.len() - 1
+        }))
+    }
+
+    /// A spec that names a base window (`OVER (w ROWS …)`) is not supported;
+    /// a plain spec is returned as is.
+    fn resolve_named(&self, spec: &ast::WindowSpec) -> Result<ast::WindowSpec, SqlError> {
+        match &spec.window_name {
+            None => Ok(spec.clone()),
+            Some(name) => match self.named_windows.get(&name.value.to_ascii_lowercase()) {
+                Some(ast::NamedWindowExpr::WindowSpec(base))
+                    if spec.window_frame.is_none() && spec.partition_by.is_empty() =>
+                {
+                    Ok(base.clone())
+                }
+                _ => Err(SqlError::unsupported(format!(
+                    "refining the named window {name}"
+                ))),
+            },
+        }
+    }
+
+    fn frame(&self, frame: &ast::WindowFrame) -> Result<Frame, SqlError> {
+        match &frame.end_bound {
+            None | Some(WindowFrameBound::CurrentRow) => {}
+            Some(WindowFrameBound::Following(_)) => {
+                return Err(SqlError::unsupported(
+                    "FOLLOWING bounds (a stream cannot wait for later rows)",
+                ));
+            }
+            Some(WindowFrameBound::Preceding(_)) => {
+                return Err(SqlError::unsupported(
+                    "frames ending before the current row",
+                ));
+            }
+        }
+        let bound = match &frame.start_bound {
+            WindowFrameBound::CurrentRow => {
+                return Ok(match frame.units {
+                    WindowFrameUnits::Range => Frame::Range(0),
+                    _ => Frame::Rows(0),
+                });
+            }
+            WindowFrameBound::Following(_) => {
+                return Err(SqlError::unsupported(
+                    "FOLLOWING bounds (a stream cannot wait for later rows)",
+                ));
+            }
+            WindowFrameBound::Preceding(None) => return Ok(Frame::Unbounded),
+            WindowFrameBound::Preceding(Some(b)) => b.as_ref(),
+        };
+        match frame.units {
+            WindowFrameUnits::Rows => match bound {
+                ast::Expr::Value(v) => match &v.value {
+                    ast::Value::Number(n, _) => n.parse::<u64>().map(Frame::Rows).map_err(|_| {
+                        SqlError::at(
+                            SqlErrorKind::Plan(format!(
+                                "ROWS needs a whole number of rows, got {n}"
+                            )),
+                            location_of(bound),
+                        )
+                    }),
+                    other => Err(SqlError::at(
+                        SqlErrorKind::Plan(format!("ROWS needs a number of rows, got {other}")),
+                        location_of(bound),
+                    )),
+                },
+                other => Err(SqlError::at(
+                    SqlErrorKind::Plan(format!(
+                        "ROWS needs a constant number of rows, got {other}"
+                    )),
+                    location_of(bound),
+                )),
+            },
+            WindowFrameUnits::Range => {
+                let ms = match bound {
+                    ast::Expr::Value(v) => match &v.value {
+                        ast::Value::Number(n, _) => n.parse::<i64>().ok().filter(|ms| *ms >= 0),
+                        ast::Value::SingleQuotedString(s) => parse_duration_ms(s),
+                        _ => None,
+                    },
+                    ast::Expr::Interval(interval) => interval_ms(interval),
+                    _ => None,
+                };
+                ms.map(Frame::Range).ok_or_else(|| {
+                    SqlError::at(
+                        SqlErrorKind::Plan(format!(
+                            "RANGE needs a duration such as '10s', '1m30s' or INTERVAL '10' SECOND, got {bound}"
+                        )),
+                        location_of(bound),
+                    )
+                })
+            }
+            WindowFrameUnits::Groups => Err(SqlError::unsupported("GROUPS frames")),
+        }
+    }
+}
+
+fn interval_ms(interval: &ast::Interval) -> Option<i64> {
+    let text = match interval.value.as_ref() {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) => s.clone(),
+            ast::Value::Number(n, _) => n.clone(),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let unit = match &interval.leading_field {
+        None => return parse_duration_ms(&text),
+        Some(ast::DateTimeField::Millisecond | ast::DateTimeField::Milliseconds) => "ms",
+        Some(ast::DateTimeField::Second | ast::DateTimeField::Seconds) => "s",
+        Some(ast::DateTimeField::Minute | ast::DateTimeField::Minutes) => "m",
+        Some(ast::DateTimeField::Hour | ast::DateTimeField::Hours) => "h",
+        Some(ast::DateTimeField::Day | ast::DateTimeField::Days) => "d",
+        Some(_) => return None,
+    };
+    let amount: f64 = text.trim().parse().ok()?;
+    parse_duration_ms(&format!("{amount}{unit}"))
+}
+
+fn to_literal(v: &datafusion_common::ScalarValue) -> Literal {
+    use datafusion_common::ScalarValue as S;
+    match v {
+        S::Int64(Some(i)) => Literal::Int64(*i),
+        S::Float64(Some(f)) => Literal::Float64(*f),
+        S::Utf8(Some(s)) => Literal::Utf8(s.clone()),
+        S::Boolean(Some(b)) => Literal::Boolean(*b),
+        _ => Literal::Null,
+    }
+}
+
+fn negate(l: Literal) -> Literal {
+    match l {
+        Literal::Int64(i) => Literal::Int64(i.wrapping_neg()),
+        Literal::Float64(f) => Literal::Float64(-f),
+        other => other,
+    }
+}

@@ -1,0 +1,68 @@
+//! SQL type names and the Arrow types sliq uses for them.
+
+use arrow_schema::{DataType, TimeUnit};
+use sliq_aggregates::ValueType;
+use sqlparser::ast::DataType as SqlType;
+
+use crate::error::SqlError;
+
+/// The Arrow type of a SQL column type: BOOLEAN, INT/INTEGER, BIGINT,
+/// FLOAT/REAL, DOUBLE, VARCHAR/TEXT/STRING, TIMESTAMP (milliseconds), DATE.
+pub fn arrow_type(sql: &SqlType) -> Result<DataType, SqlError> {
+    Ok(match sql {
+        SqlType::Bool | SqlType::Boolean => DataType::Boolean,
+        SqlType::TinyInt(_) => DataType::Int8,
+        SqlType::SmallInt(_) => DataType::Int16,
+        SqlType::Int(_) | SqlType::Integer(_) => DataType::Int32,
+        SqlType::BigInt(_) | SqlType::Int64 => DataType::Int64,
+        SqlType::Real => DataType::Float32,
+        SqlType::Float(_) => DataType::Float32,
+        SqlType::Double(_) | SqlType::DoublePrecision | SqlType::Float64 => DataType::Float64,
+        SqlType::Numeric(_) | SqlType::Decimal(_) => DataType::Float64,
+        SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Text | SqlType::String(_) => {
+            DataType::Utf8
+        }
+        SqlType::Timestamp(_, _) => DataType::Timestamp(TimeUnit::Millisecond, None),
+        SqlType::Date => DataType::Date32,
+        SqlType::Custom(name, _) if name.to_string().eq_ignore_ascii_case("STRING") => {
+            DataType::Utf8
+        }
+        other => {
+            return Err(SqlError::unsupported(format!(
+                "column type {other} (use BOOLEAN, INT, BIGINT, REAL, DOUBLE, VARCHAR, TIMESTAMP or DATE)"
+            )));
+        }
+    })
+}
+
+/// The aggregate-facing type of an Arrow type, if aggregates can take it.
+/// Narrower integers widen to `Int64`, floats to `Float64`, every string
+/// type to `Utf8`, every timestamp to millisecond `Timestamp`.
+pub fn value_type(arrow: &DataType) -> Option<ValueType> {
+    Some(match arrow {
+        DataType::Boolean => ValueType::Boolean,
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => ValueType::Int64,
+        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => {
+            ValueType::Int64
+        }
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => ValueType::Float64,
+        DataType::Decimal128(_, _) | DataType::Decimal256(_, _) => ValueType::Float64,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => ValueType::Utf8,
+        DataType::Timestamp(_, _) => ValueType::Timestamp,
+        DataType::Date32 | DataType::Date64 => ValueType::Date,
+        DataType::Null => ValueType::Int64,
+        _ => return None,
+    })
+}
+
+/// The Arrow type the engine feeds to an aggregate argument of type `ty`.
+pub fn canonical_arrow_type(ty: ValueType) -> DataType {
+    match ty {
+        ValueType::Boolean => DataType::Boolean,
+        ValueType::Int64 => DataType::Int64,
+        ValueType::Float64 => DataType::Float64,
+        ValueType::Utf8 => DataType::Utf8,
+        ValueType::Timestamp => DataType::Timestamp(TimeUnit::Millisecond, None),
+        ValueType::Date => DataType::Date32,
+    }
+}
