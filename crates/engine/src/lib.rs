@@ -1,1 +1,31 @@
-//! placeholder
+//! sliq's runtime: continuous window queries over Arrow record batches.
+//!
+//! An [`Engine`] holds streams and queries. [`Engine::register_stream`]
+//! (or `CREATE STREAM`) declares a stream's schema; [`Engine::query`]
+//! plans a `SELECT` with `sliq-sql` and compiles it: WHERE, keys and
+//! aggregate arguments become DataFusion physical expressions evaluated
+//! once per batch, and each aggregate becomes a window operator
+//! monomorphized for its function, argument type and window algorithm.
+//! [`Stream::push`] runs a batch through every query of the stream and
+//! sends one result batch per query down a bounded channel.
+//!
+//! Per batch and window group, keys are hashed once ([`keys`]) and the
+//! frame pass ([`frame`]) decides per row how many old rows leave each
+//! key's window; every aggregate of the group then runs a tight loop of
+//! insert, evict and query over its per-key DABA Lite windows.
+
+mod columns;
+mod engine;
+mod error;
+pub mod frame;
+pub mod keys;
+mod operator;
+mod query;
+mod udaf;
+
+pub use engine::{
+    Engine, EngineBuilder, EngineStats, Executed, OnLate, Query, QueryInfo, QueryStats, Stream,
+    StreamInfo, StreamOptions, StreamStats,
+};
+pub use error::EngineError;
+pub use operator::WindowAlgorithm;

@@ -134,6 +134,13 @@ pub(crate) struct Cursor<T> {
     pos: usize,
 }
 
+// SAFETY: a cursor is a position inside a deque that its owner also owns;
+// it is only dereferenced through that deque, so it may move between
+// threads whenever the deque's elements may.
+unsafe impl<T: Send> Send for Cursor<T> {}
+// SAFETY: as above; shared access goes through `&ChunkedDeque<T>`.
+unsafe impl<T: Sync> Sync for Cursor<T> {}
+
 impl<T> Clone for Cursor<T> {
     fn clone(&self) -> Self {
         *self

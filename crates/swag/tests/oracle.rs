@@ -205,3 +205,22 @@ fn timed_window_rejects_out_of_order_and_keeps_state() {
     assert!(window.is_empty());
     assert_eq!(window.oldest(), None);
 }
+
+#[test]
+fn windows_can_move_between_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<DabaLite<Affine>>();
+    assert_send_sync::<Daba<Affine>>();
+    assert_send_sync::<TwoStacks<Affine>>();
+    assert_send_sync::<TwoStacksLite<Affine>>();
+    assert_send_sync::<Recalc<Affine>>();
+    let mut w = DabaLite::new(Affine);
+    w.insert(AffineMap { a: 3, b: 1 });
+    let w = std::thread::spawn(move || {
+        w.insert(AffineMap { a: 2, b: 0 });
+        w
+    })
+    .join()
+    .unwrap();
+    assert_eq!(w.query(), AffineMap { a: 6, b: 2 });
+}

@@ -1,0 +1,264 @@
+//! Arrow arrays as aggregate inputs ([`Columns`]) and aggregate results as
+//! Arrow arrays ([`OutputSink`]).
+
+use std::sync::Arc;
+
+use arrow_array::TimestampMillisecondArray;
+use arrow_array::builder::{
+    BooleanBuilder, Date32Builder, Float64Builder, Int64Builder, StringBuilder,
+    TimestampMillisecondBuilder,
+};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Date32Type, Float64Type, Int64Type, TimestampMillisecondType};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Date32Array, Float64Array, Int64Array, StringArray, StructArray,
+};
+use arrow_buffer::NullBuffer;
+use arrow_schema::{DataType, Field, Fields, TimeUnit};
+use sliq_aggregates::{Columns, OutputSink, OutputType, ValueType};
+
+/// One argument column, downcast once per batch.
+enum Arg<'a> {
+    Boolean(&'a BooleanArray),
+    Int64(&'a Int64Array),
+    Timestamp(&'a TimestampMillisecondArray),
+    Date(&'a Date32Array),
+    Float64(&'a Float64Array),
+    Utf8(&'a StringArray),
+    /// A type the aggregate cannot read: every value reads as NULL.
+    Unreadable,
+}
+
+/// A batch's argument arrays, in the canonical types of
+/// [`sliq_sql::canonical_arrow_type`].
+pub struct ArrowColumns<'a> {
+    args: Vec<Arg<'a>>,
+}
+
+impl<'a> ArrowColumns<'a> {
+    /// Wraps `arrays` (one per value argument).
+    pub fn new(arrays: &'a [ArrayRef]) -> Self {
+        let args = arrays
+            .iter()
+            .map(|a| match a.data_type() {
+                DataType::Boolean => Arg::Boolean(a.as_boolean()),
+                DataType::Int64 => Arg::Int64(a.as_primitive::<Int64Type>()),
+                DataType::Timestamp(TimeUnit::Millisecond, _) => {
+                    Arg::Timestamp(a.as_primitive::<TimestampMillisecondType>())
+                }
+                DataType::Date32 => Arg::Date(a.as_primitive::<Date32Type>()),
+                DataType::Float64 => Arg::Float64(a.as_primitive::<Float64Type>()),
+                DataType::Utf8 => Arg::Utf8(a.as_string::<i32>()),
+                _ => Arg::Unreadable,
+            })
+            .collect();
+        ArrowColumns { args }
+    }
+}
+
+impl Columns for ArrowColumns<'_> {
+    #[inline]
+    fn is_valid(&self, arg: usize, row: usize) -> bool {
+        match self.args.get(arg) {
+            Some(Arg::Boolean(a)) => a.is_valid(row),
+            Some(Arg::Int64(a)) => a.is_valid(row),
+            Some(Arg::Timestamp(a)) => a.is_valid(row),
+            Some(Arg::Date(a)) => a.is_valid(row),
+            Some(Arg::Float64(a)) => a.is_valid(row),
+            Some(Arg::Utf8(a)) => a.is_valid(row),
+            Some(Arg::Unreadable) | None => false,
+        }
+    }
+
+    #[inline]
+    fn i64(&self, arg: usize, row: usize) -> Option<i64> {
+        match self.args.get(arg) {
+            Some(Arg::Int64(a)) => a.is_valid(row).then(|| a.value(row)),
+            Some(Arg::Timestamp(a)) => a.is_valid(row).then(|| a.value(row)),
+            Some(Arg::Date(a)) => a.is_valid(row).then(|| a.value(row) as i64),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn f64(&self, arg: usize, row: usize) -> Option<f64> {
+        match self.args.get(arg) {
+            Some(Arg::Float64(a)) => a.is_valid(row).then(|| a.value(row)),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn bool(&self, arg: usize, row: usize) -> Option<bool> {
+        match self.args.get(arg) {
+            Some(Arg::Boolean(a)) => a.is_valid(row).then(|| a.value(row)),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn str(&self, arg: usize, row: usize) -> Option<&str> {
+        match self.args.get(arg) {
+            Some(Arg::Utf8(a)) => a.is_valid(row).then(|| a.value(row)),
+            _ => None,
+        }
+    }
+}
+
+/// A builder for one scalar result column.
+enum ScalarBuilder {
+    Boolean(BooleanBuilder),
+    Int64(Int64Builder),
+    Timestamp(TimestampMillisecondBuilder),
+    Date(Date32Builder),
+    Float64(Float64Builder),
+    Utf8(StringBuilder),
+}
+
+impl ScalarBuilder {
+    fn new(t: ValueType, rows: usize) -> Self {
+        match t {
+            ValueType::Boolean => ScalarBuilder::Boolean(BooleanBuilder::with_capacity(rows)),
+            ValueType::Int64 => ScalarBuilder::Int64(Int64Builder::with_capacity(rows)),
+            ValueType::Timestamp => {
+                ScalarBuilder::Timestamp(TimestampMillisecondBuilder::with_capacity(rows))
+            }
+            ValueType::Date => ScalarBuilder::Date(Date32Builder::with_capacity(rows)),
+            ValueType::Float64 => ScalarBuilder::Float64(Float64Builder::with_capacity(rows)),
+            ValueType::Utf8 => ScalarBuilder::Utf8(StringBuilder::with_capacity(rows, rows * 8)),
+        }
+    }
+
+    fn null(&mut self) {
+        match self {
+            ScalarBuilder::Boolean(b) => b.append_null(),
+            ScalarBuilder::Int64(b) => b.append_null(),
+            ScalarBuilder::Timestamp(b) => b.append_null(),
+            ScalarBuilder::Date(b) => b.append_null(),
+            ScalarBuilder::Float64(b) => b.append_null(),
+            ScalarBuilder::Utf8(b) => b.append_null(),
+        }
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        match self {
+            ScalarBuilder::Boolean(b) => Arc::new(b.finish()),
+            ScalarBuilder::Int64(b) => Arc::new(b.finish()),
+            ScalarBuilder::Timestamp(b) => Arc::new(b.finish()),
+            ScalarBuilder::Date(b) => Arc::new(b.finish()),
+            ScalarBuilder::Float64(b) => Arc::new(b.finish()),
+            ScalarBuilder::Utf8(b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+/// Collects aggregate results into an Arrow array of the result type.
+pub struct ArrowSink {
+    columns: Vec<ScalarBuilder>,
+    /// For struct results: field names and types, validity, and which field
+    /// the next push goes to.
+    structure: Option<(Fields, Vec<bool>)>,
+    next_field: usize,
+}
+
+impl ArrowSink {
+    /// A sink for `rows` results of type `t`.
+    pub fn new(t: &OutputType, rows: usize) -> Self {
+        match t {
+            OutputType::Scalar(v) => ArrowSink {
+                columns: vec![ScalarBuilder::new(*v, rows)],
+                structure: None,
+                next_field: 0,
+            },
+            OutputType::Struct(fields) => ArrowSink {
+                columns: fields
+                    .iter()
+                    .map(|(_, v)| ScalarBuilder::new(*v, rows))
+                    .collect(),
+                structure: Some((
+                    fields
+                        .iter()
+                        .map(|(n, v)| {
+                            Arc::new(Field::new(*n, sliq_sql::canonical_arrow_type(*v), true))
+                        })
+                        .collect(),
+                    Vec::with_capacity(rows),
+                )),
+                next_field: 0,
+            },
+        }
+    }
+
+    /// The builder the next value goes to.
+    #[inline]
+    fn target(&mut self) -> &mut ScalarBuilder {
+        let i = self.next_field;
+        if self.structure.is_some() {
+            self.next_field = (self.next_field + 1) % self.columns.len().max(1);
+        }
+        let last = self.columns.len() - 1;
+        &mut self.columns[i.min(last)]
+    }
+
+    /// The finished array.
+    pub fn finish(mut self) -> ArrayRef {
+        let arrays: Vec<ArrayRef> = self.columns.iter_mut().map(ScalarBuilder::finish).collect();
+        match self.structure {
+            None => arrays
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| Arc::new(Int64Array::from(Vec::<i64>::new()))),
+            Some((fields, valid)) => {
+                let nulls = valid.contains(&false).then(|| NullBuffer::from(valid));
+                Arc::new(StructArray::new(fields, arrays, nulls))
+            }
+        }
+    }
+}
+
+impl OutputSink for ArrowSink {
+    #[inline]
+    fn push_null(&mut self) {
+        self.target().null()
+    }
+    #[inline]
+    fn push_i64(&mut self, v: i64) {
+        match self.target() {
+            ScalarBuilder::Int64(b) => b.append_value(v),
+            ScalarBuilder::Timestamp(b) => b.append_value(v),
+            ScalarBuilder::Date(b) => b.append_value(v as i32),
+            other => other.null(),
+        }
+    }
+    #[inline]
+    fn push_f64(&mut self, v: f64) {
+        match self.target() {
+            ScalarBuilder::Float64(b) => b.append_value(v),
+            other => other.null(),
+        }
+    }
+    #[inline]
+    fn push_bool(&mut self, v: bool) {
+        match self.target() {
+            ScalarBuilder::Boolean(b) => b.append_value(v),
+            other => other.null(),
+        }
+    }
+    #[inline]
+    fn push_str(&mut self, v: &str) {
+        match self.target() {
+            ScalarBuilder::Utf8(b) => b.append_value(v),
+            other => other.null(),
+        }
+    }
+    fn push_struct(&mut self, _fields: usize, valid: bool) {
+        if let Some((_, validity)) = &mut self.structure {
+            validity.push(valid);
+            if !valid {
+                for c in &mut self.columns {
+                    c.null();
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! The engine's errors.
+
+use sliq_sql::SqlError;
+
+/// Everything that can go wrong when embedding sliq. Every variant is a
+/// full sentence naming what and where; none of them leaves the engine in a
+/// state where other streams or queries stop working.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum EngineError {
+    /// A statement failed to parse or plan.
+    #[error("{0}")]
+    Sql(#[from] SqlError),
+    /// No stream has this name.
+    #[error("unknown stream '{name}'{}", suggestion.as_ref().map(|s| format!("; did you mean '{s}'?")).unwrap_or_default())]
+    UnknownStream {
+        /// The name asked for.
+        name: String,
+        /// The closest stream name.
+        suggestion: Option<String>,
+    },
+    /// `CREATE STREAM` or `register_stream` with a name in use.
+    #[error("stream '{0}' already exists")]
+    StreamExists(String),
+    /// A pushed batch does not have the stream's schema; nothing was pushed.
+    #[error("batch rejected by stream '{stream}': {details}")]
+    SchemaMismatch {
+        /// The stream.
+        stream: String,
+        /// Each difference, spelled out.
+        details: String,
+    },
+    /// Rows arrived with an event time below their key's newest, on a stream
+    /// declared `on_late = 'error'`; nothing was pushed.
+    #[error(
+        "batch rejected by stream '{stream}': {count} late row(s), the first at row {first_row} (event time {event_time} < {newest} already seen for its key)"
+    )]
+    LateRows {
+        /// The stream.
+        stream: String,
+        /// How many rows were late.
+        count: usize,
+        /// The first late row's index in the batch.
+        first_row: usize,
+        /// Its event time (ms).
+        event_time: i64,
+        /// The newest event time of its key (ms).
+        newest: i64,
+    },
+    /// Evaluating an expression on a batch failed.
+    #[error("query {query}: {message}")]
+    Evaluation {
+        /// The query's id.
+        query: u64,
+        /// What failed.
+        message: String,
+    },
+    /// A setting or option with a bad value.
+    #[error("{0}")]
+    InvalidSetting(String),
+    /// The query's stream was dropped, or the engine shut down.
+    #[error("the query's stream was dropped")]
+    Closed,
+    /// `recv_timeout` waited in vain.
+    #[error("no result within the timeout")]
+    Timeout,
+    /// A statement that `query` cannot run (for example, not a SELECT).
+    #[error("{0}")]
+    NotAQuery(String),
+}

@@ -1,0 +1,165 @@
+//! The per-aggregate window operator, monomorphized per aggregate function,
+//! argument type and window algorithm; called once per batch.
+
+use std::fmt;
+use std::str::FromStr;
+
+use arrow_array::ArrayRef;
+use sliq_aggregates::{Aggregate, AggregateVisitor, OutputSink, OutputType, OutputValue};
+use sliq_swag::{Daba, DabaLite, FifoAggregator, Recalc, TwoStacks, TwoStacksLite};
+
+use crate::columns::{ArrowColumns, ArrowSink};
+use crate::frame::FramePass;
+
+/// Which FIFO aggregator runs the windows (`SET window_algorithm = '…'`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WindowAlgorithm {
+    /// Worst-case O(1), n + 2 aggregates: the default.
+    #[default]
+    DabaLite,
+    /// Worst-case O(1), 2n aggregates.
+    Daba,
+    /// Amortized O(1), 2n aggregates.
+    TwoStacks,
+    /// Amortized O(1), n + 1 aggregates.
+    TwoStacksLite,
+    /// Recomputes every window from scratch: for cross-checks only.
+    Recalc,
+}
+
+impl WindowAlgorithm {
+    /// All algorithms, by their SQL names.
+    pub const ALL: [(&'static str, WindowAlgorithm); 5] = [
+        ("daba_lite", WindowAlgorithm::DabaLite),
+        ("daba", WindowAlgorithm::Daba),
+        ("two_stacks", WindowAlgorithm::TwoStacks),
+        ("two_stacks_lite", WindowAlgorithm::TwoStacksLite),
+        ("recalc", WindowAlgorithm::Recalc),
+    ];
+}
+
+impl FromStr for WindowAlgorithm {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(s.trim()))
+            .map(|(_, a)| *a)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|(n, _)| *n).collect();
+                format!(
+                    "unknown window algorithm '{s}': expected one of {}",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+impl fmt::Display for WindowAlgorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = Self::ALL
+            .iter()
+            .find(|(_, a)| a == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("daba_lite");
+        f.write_str(name)
+    }
+}
+
+/// One aggregate of a query over all its keys' windows.
+pub trait AggregateOperator: Send {
+    /// Processes one batch: `args` are the value arguments, `key_ids` and
+    /// `frame` come from the window group. Returns one result per row and
+    /// the number of rows whose result could not be computed (NULL).
+    fn process(
+        &mut self,
+        args: &[ArrayRef],
+        key_ids: &[u32],
+        keys: usize,
+        frame: &FramePass,
+    ) -> (ArrayRef, usize, Option<String>);
+}
+
+/// An aggregate's windows, one per key, each a `W`.
+struct WindowOperator<A: Aggregate, W> {
+    aggregate: A,
+    windows: Vec<W>,
+    output: OutputType,
+}
+
+impl<A: Aggregate, W: FifoAggregator<A> + Send> AggregateOperator for WindowOperator<A, W> {
+    fn process(
+        &mut self,
+        args: &[ArrayRef],
+        key_ids: &[u32],
+        keys: usize,
+        frame: &FramePass,
+    ) -> (ArrayRef, usize, Option<String>) {
+        while self.windows.len() < keys {
+            self.windows.push(W::new(self.aggregate.clone()));
+        }
+        let columns = ArrowColumns::new(args);
+        let mut sink = ArrowSink::new(&self.output, key_ids.len());
+        let mut failed = 0;
+        let mut first_error = None;
+        for (row, &key) in key_ids.iter().enumerate() {
+            if frame.late[row] {
+                write_null(&self.output, &mut sink);
+                continue;
+            }
+            let window = &mut self.windows[key as usize];
+            window.insert(self.aggregate.lift(&columns, row));
+            for _ in 0..frame.evictions[row] {
+                window.evict();
+            }
+            match self.aggregate.lower(&window.query()) {
+                Ok(v) => v.write(&mut sink),
+                Err(e) => {
+                    failed += 1;
+                    first_error.get_or_insert_with(|| format!("row {row}: {e}"));
+                    write_null(&self.output, &mut sink);
+                }
+            }
+        }
+        (sink.finish(), failed, first_error)
+    }
+}
+
+fn write_null(output: &OutputType, sink: &mut ArrowSink) {
+    match output {
+        OutputType::Scalar(_) => sink.push_null(),
+        OutputType::Struct(fields) => sink.push_struct(fields.len(), false),
+    }
+}
+
+/// Builds the operator for an aggregate, with the chosen algorithm.
+pub struct BuildOperator {
+    /// The window algorithm.
+    pub algorithm: WindowAlgorithm,
+    /// The aggregate's result type.
+    pub output: OutputType,
+}
+
+impl AggregateVisitor for BuildOperator {
+    type Output = Box<dyn AggregateOperator>;
+
+    fn visit<A: Aggregate>(self, aggregate: A) -> Box<dyn AggregateOperator> {
+        fn boxed<A: Aggregate, W: FifoAggregator<A> + Send + 'static>(
+            a: A,
+            output: OutputType,
+        ) -> Box<dyn AggregateOperator> {
+            Box::new(WindowOperator::<A, W> {
+                aggregate: a,
+                windows: Vec::new(),
+                output,
+            })
+        }
+        match self.algorithm {
+            WindowAlgorithm::DabaLite => boxed::<A, DabaLite<A>>(aggregate, self.output),
+            WindowAlgorithm::Daba => boxed::<A, Daba<A>>(aggregate, self.output),
+            WindowAlgorithm::TwoStacks => boxed::<A, TwoStacks<A>>(aggregate, self.output),
+            WindowAlgorithm::TwoStacksLite => boxed::<A, TwoStacksLite<A>>(aggregate, self.output),
+            WindowAlgorithm::Recalc => boxed::<A, Recalc<A>>(aggregate, self.output),
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! A planned query compiled to physical expressions and window operators,
+//! processing one input batch into one output batch.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
+use arrow_schema::{DataType, SchemaRef, TimeUnit};
+use datafusion_common::DFSchema;
+use datafusion_expr::Expr;
+use datafusion_expr::execution_props::ExecutionProps;
+use datafusion_expr::physical_planning_context::PhysicalPlanningContext;
+use datafusion_physical_expr::{PhysicalExpr, create_physical_expr};
+use sliq_sql::{AggregateFunction, QueryPlan};
+
+use crate::frame::{FramePass, FrameState, Late};
+use crate::keys::KeyMap;
+use crate::operator::{AggregateOperator, BuildOperator, WindowAlgorithm};
+use crate::udaf::RegisteredAggregate;
+
+/// What processing a batch produced besides its output.
+#[derive(Debug, Default, Clone)]
+pub struct BatchOutcome {
+    /// Rows that were late for some RANGE window.
+    pub late_rows: usize,
+    /// Results that could not be computed (NULL instead), e.g. overflow.
+    pub failed_results: usize,
+    /// Why the first of them failed.
+    pub first_error: Option<String>,
+}
+
+struct CompiledWindow {
+    keys: Vec<Arc<dyn PhysicalExpr>>,
+    key_map: KeyMap,
+    event_time: Option<Arc<dyn PhysicalExpr>>,
+    frame: FrameState,
+    key_ids: Vec<u32>,
+    pass: FramePass,
+}
+
+struct CompiledAggregate {
+    args: Vec<Arc<dyn PhysicalExpr>>,
+    window: usize,
+    operator: Box<dyn AggregateOperator>,
+}
+
+/// A query ready to run.
+pub struct CompiledQuery {
+    filter: Option<Arc<dyn PhysicalExpr>>,
+    windows: Vec<CompiledWindow>,
+    aggregates: Vec<CompiledAggregate>,
+    intermediate_schema: SchemaRef,
+    outputs: Vec<Arc<dyn PhysicalExpr>>,
+    output_schema: SchemaRef,
+}
+
+fn physical(e: &Expr, schema: &DFSchema) -> Result<Arc<dyn PhysicalExpr>, String> {
+    create_physical_expr(
+        e,
+        schema,
+        &ExecutionProps::new(),
+        &PhysicalPlanningContext::default(),
+    )
+    .map_err(|err| format!("cannot compile {e}: {err}"))
+}
+
+fn evaluate(e: &Arc<dyn PhysicalExpr>, batch: &RecordBatch) -> Result<ArrayRef, String> {
+    e.evaluate(batch)
+        .and_then(|v| v.into_array(batch.num_rows()))
+        .map_err(|err| format!("evaluating {e}: {err}"))
+}
+
+impl CompiledQuery {
+    /// Compiles `plan` with window algorithm `algorithm`.
+    pub fn new(plan: &QueryPlan, algorithm: WindowAlgorithm) -> Result<Self, String> {
+        let input =
+            DFSchema::try_from(Arc::clone(&plan.input_schema)).map_err(|e| e.to_string())?;
+        let intermediate =
+            DFSchema::try_from(Arc::clone(&plan.intermediate_schema)).map_err(|e| e.to_string())?;
+        let filter = plan
+            .filter
+            .as_ref()
+            .map(|f| physical(f, &input))
+            .transpose()?;
+        let mut windows = Vec::new();
+        for w in &plan.windows {
+            let keys = w
+                .keys
+                .iter()
+                .map(|k| physical(k, &input))
+                .collect::<Result<Vec<_>, _>>()?;
+            let key_types = keys
+                .iter()
+                .map(|k| k.data_type(&plan.input_schema).map_err(|e| e.to_string()))
+                .collect::<Result<Vec<_>, _>>()?;
+            let event_time = w
+                .event_time
+                .as_ref()
+                .map(|c| {
+                    physical(
+                        &Expr::Column(datafusion_common::Column::new_unqualified(c)),
+                        &input,
+                    )
+                })
+                .transpose()?;
+            windows.push(CompiledWindow {
+                keys,
+                key_map: KeyMap::new(&key_types)?,
+                event_time,
+                frame: FrameState::new(w.frame),
+                key_ids: Vec::new(),
+                pass: FramePass::default(),
+            });
+        }
+        let mut aggregates = Vec::new();
+        for a in &plan.aggregates {
+            let args = a
+                .args
+                .iter()
+                .map(|e| physical(e, &input))
+                .collect::<Result<Vec<_>, _>>()?;
+            let output = a.function.output_type().clone();
+            let operator = match &a.function {
+                AggregateFunction::Builtin(resolved) => {
+                    resolved.visit(BuildOperator { algorithm, output })
+                }
+                AggregateFunction::User(user) => {
+                    match user.as_any().downcast_ref::<RegisteredAggregate>() {
+                        Some(registered) => registered.build(algorithm),
+                        None => {
+                            return Err(format!(
+                                "aggregate {} was not registered with this engine",
+                                user.name()
+                            ));
+                        }
+                    }
+                }
+            };
+            aggregates.push(CompiledAggregate {
+                args,
+                window: a.window,
+                operator,
+            });
+        }
+        let outputs = plan
+            .outputs
+            .iter()
+            .map(|(_, e)| physical(e, &intermediate))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(CompiledQuery {
+            filter,
+            windows,
+            aggregates,
+            intermediate_schema: Arc::clone(&plan.intermediate_schema),
+            outputs,
+            output_schema: Arc::clone(&plan.output_schema),
+        })
+    }
+
+    fn filtered(&self, batch: &RecordBatch) -> Result<RecordBatch, String> {
+        let Some(filter) = &self.filter else {
+            return Ok(batch.clone());
+        };
+        let mask = evaluate(filter, batch)?;
+        let mask: &BooleanArray = mask
+            .as_boolean_opt()
+            .ok_or("WHERE did not evaluate to BOOLEAN")?;
+        // NULL counts as false.
+        let mask = arrow_select::filter::prep_null_mask_filter(mask);
+        arrow_select::filter::filter_record_batch(batch, &mask)
+            .map_err(|e| format!("filtering: {e}"))
+    }
+
+    /// Each row's event time in milliseconds (NULL stays `None`).
+    fn event_times(
+        e: &Arc<dyn PhysicalExpr>,
+        batch: &RecordBatch,
+    ) -> Result<Vec<Option<i64>>, String> {
+        let array = evaluate(e, batch)?;
+        let ms = match array.data_type() {
+            DataType::Timestamp(TimeUnit::Millisecond, _) | DataType::Int64 => array,
+            DataType::Timestamp(_, _) | DataType::Int32 | DataType::Date32 | DataType::Date64 => {
+                let target = match array.data_type() {
+                    DataType::Int32 => DataType::Int64,
+                    _ => DataType::Timestamp(TimeUnit::Millisecond, None),
+                };
+                arrow_cast::cast(&array, &target).map_err(|e| format!("event time: {e}"))?
+            }
+            other => {
+                return Err(format!(
+                    "event time must be TIMESTAMP or BIGINT, not {other}"
+                ));
+            }
+        };
+        let ms = arrow_cast::cast(&ms, &DataType::Int64).map_err(|e| format!("event time: {e}"))?;
+        Ok(ms.as_primitive::<Int64Type>().iter().collect())
+    }
+
+    /// Late rows of `batch` for any RANGE window, without changing state.
+    pub fn find_late(&mut self, batch: &RecordBatch) -> Result<Vec<Late>, String> {
+        let batch = self.filtered(batch)?;
+        let mut late = Vec::new();
+        for w in &mut self.windows {
+            let Some(e) = &w.event_time else { continue };
+            let times = Self::event_times(e, &batch)?;
+            let keys = w
+                .keys
+                .iter()
+                .map(|k| evaluate(k, &batch))
+                .collect::<Result<Vec<_>, _>>()?;
+            // Assigning ids only adds entries for new keys: harmless here.
+            w.key_map.assign(&keys, batch.num_rows(), &mut w.key_ids)?;
+            late.extend(w.frame.find_late(&w.key_ids, Some(&times)));
+        }
+        Ok(late)
+    }
+
+    /// Runs one batch through the query.
+    pub fn process(&mut self, batch: &RecordBatch) -> Result<(RecordBatch, BatchOutcome), String> {
+        let batch = self.filtered(batch)?;
+        let rows = batch.num_rows();
+        // Evaluate everything that can fail before changing any state.
+        let mut window_inputs = Vec::with_capacity(self.windows.len());
+        for w in &self.windows {
+            let keys = w
+                .keys
+                .iter()
+                .map(|k| evaluate(k, &batch))
+                .collect::<Result<Vec<_>, _>>()?;
+            let times = w
+                .event_time
+                .as_ref()
+                .map(|e| Self::event_times(e, &batch))
+                .transpose()?;
+            window_inputs.push((keys, times));
+        }
+        let args = self
+            .aggregates
+            .iter()
+            .map(|a| {
+                a.args
+                    .iter()
+                    .map(|e| evaluate(e, &batch))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+
+        let mut outcome = BatchOutcome::default();
+        for (w, (keys, times)) in self.windows.iter_mut().zip(&window_inputs) {
+            w.key_map.assign(keys, rows, &mut w.key_ids)?;
+            w.frame
+                .advance(&w.key_ids, w.key_map.key_count(), times.as_deref(), &mut w.pass);
+            outcome.late_rows = outcome.late_rows.max(w.pass.late_count);
+        }
+        let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
+        for (a, args) in self.aggregates.iter_mut().zip(&args) {
+            let w = &self.windows[a.window];
+            let (array, failed, error) =
+                a.operator
+                    .process(args, &w.key_ids, w.key_map.key_count(), &w.pass);
+            outcome.failed_results += failed;
+            if outcome.first_error.is_none() {
+                outcome.first_error = error;
+            }
+            columns.push(array);
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+        let intermediate = RecordBatch::try_new_with_options(
+            Arc::clone(&self.intermediate_schema),
+            columns,
+            &options,
+        )
+        .map_err(|e| format!("assembling results: {e}"))?;
+        let out = self
+            .outputs
+            .iter()
+            .map(|e| evaluate(e, &intermediate))
+            .collect::<Result<Vec<_>, _>>()?;
+        let out = out
+            .into_iter()
+            .zip(self.output_schema.fields())
+            .map(|(array, field)| {
+                if array.data_type() == field.data_type() {
+                    Ok(array)
+                } else {
+                    arrow_cast::cast(&array, field.data_type())
+                        .map_err(|e| format!("output {}: {e}", field.name()))
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let output =
+            RecordBatch::try_new_with_options(Arc::clone(&self.output_schema), out, &options)
+                .map_err(|e| format!("assembling output: {e}"))?;
+        Ok((output, outcome))
+    }
+
+    /// Number of distinct keys per window group.
+    pub fn key_counts(&self) -> Vec<usize> {
+        self.windows.iter().map(|w| w.key_map.key_count()).collect()
+    }
+}
