@@ -167,7 +167,11 @@ impl CompiledQuery {
             .as_boolean_opt()
             .ok_or("WHERE did not evaluate to BOOLEAN")?;
         // NULL counts as false.
-        let mask = arrow_select::filter::prep_null_mask_filter(mask);
+        let mask = if mask.null_count() > 0 {
+            arrow_select::filter::prep_null_mask_filter(mask)
+        } else {
+            mask.clone()
+        };
         arrow_select::filter::filter_record_batch(batch, &mask)
             .map_err(|e| format!("filtering: {e}"))
     }
@@ -249,8 +253,12 @@ impl CompiledQuery {
         let mut outcome = BatchOutcome::default();
         for (w, (keys, times)) in self.windows.iter_mut().zip(&window_inputs) {
             w.key_map.assign(keys, rows, &mut w.key_ids)?;
-            w.frame
-                .advance(&w.key_ids, w.key_map.key_count(), times.as_deref(), &mut w.pass);
+            w.frame.advance(
+                &w.key_ids,
+                w.key_map.key_count(),
+                times.as_deref(),
+                &mut w.pass,
+            );
             outcome.late_rows = outcome.late_rows.max(w.pass.late_count);
         }
         let mut columns: Vec<ArrayRef> = batch.columns().to_vec();

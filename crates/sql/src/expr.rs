@@ -3,6 +3,7 @@
 //! Only scalar SQL is converted here; window aggregate calls are handed to
 //! a callback (the planner), which replaces each with a column reference.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use arrow_schema::DataType;
@@ -36,16 +37,41 @@ pub fn ident_location(ident: &ast::Ident) -> Option<Location> {
 /// Converts scalar expressions over a schema. Aggregate calls go to
 /// `on_aggregate`, which returns the expression that stands for the result.
 pub struct ExprConverter<'a> {
-    /// The columns in scope.
-    pub schema: &'a DFSchema,
+    /// The columns in scope; aggregate results join them as they are planned.
+    schema: RefCell<DFSchema>,
     /// The stream's name, for errors.
-    pub stream: &'a str,
+    stream: &'a str,
 }
 
 /// Callback for aggregate calls met inside an expression.
 pub type AggregateHook<'h> = dyn FnMut(&ast::Function) -> Result<Expr, SqlError> + 'h;
 
-impl ExprConverter<'_> {
+impl<'a> ExprConverter<'a> {
+    /// A converter for expressions over `schema`, a row of `stream`.
+    pub fn new(schema: DFSchema, stream: &'a str) -> Self {
+        ExprConverter {
+            schema: RefCell::new(schema),
+            stream,
+        }
+    }
+
+    /// Brings a column into scope (an aggregate's result), so that
+    /// expressions around the aggregate type-check.
+    pub fn add_column(&self, name: &str, data_type: DataType) -> Result<(), SqlError> {
+        let mut fields: Vec<arrow_schema::Field> = self
+            .schema
+            .borrow()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        fields.push(arrow_schema::Field::new(name, data_type, true));
+        let schema = DFSchema::try_from(arrow_schema::Schema::new(fields))
+            .map_err(|e| SqlError::plan(e.to_string()))?;
+        *self.schema.borrow_mut() = schema;
+        Ok(())
+    }
+
     /// Converts `e`; aggregate calls are an error unless `hook` is given.
     pub fn convert(
         &self,
@@ -273,7 +299,8 @@ impl ExprConverter<'_> {
     }
 
     fn column(&self, name: &str, location: Option<Location>) -> Result<Expr, SqlError> {
-        let fields = self.schema.fields();
+        let schema = self.schema.borrow();
+        let fields = schema.fields();
         let found = fields
             .iter()
             .find(|f| f.name() == name)
@@ -299,7 +326,7 @@ impl ExprConverter<'_> {
 
     /// The type of `e` in this schema.
     pub fn type_of(&self, e: &Expr) -> Result<DataType, SqlError> {
-        e.get_type(self.schema)
+        e.get_type(&*self.schema.borrow())
             .map_err(|err| SqlError::plan(err.to_string()))
     }
 

@@ -249,10 +249,7 @@ fn plan_insert(insert: &ast::Insert, catalog: &dyn Catalog) -> Result<Statement,
     };
     let empty = Arc::new(Schema::empty());
     let empty_df = df_schema(&empty)?;
-    let converter = ExprConverter {
-        schema: &empty_df,
-        stream: &stream,
-    };
+    let converter = ExprConverter::new(empty_df, &stream);
     let mut rows = Vec::new();
     for row in &values.rows {
         if row.len() != columns.len() {
@@ -325,10 +322,7 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
         return Err(unknown_stream(&stream, catalog, location_of(stream_name)));
     };
     let input_df = df_schema(&input_schema)?;
-    let converter = ExprConverter {
-        schema: &input_df,
-        stream: &stream,
-    };
+    let converter = ExprConverter::new(input_df, &stream);
 
     let filter = match &select.selection {
         Some(w) => {
@@ -619,6 +613,10 @@ impl AggregatePlanner<'_> {
             .map(|(e, ty)| self.converter.cast_to(e, &canonical_arrow_type(*ty)))
             .collect::<Result<Vec<_>, _>>()?;
         let window = self.window(f)?;
+        self.converter.add_column(
+            &aggregate_column(self.aggregates.len()),
+            output_arrow_type(function.output_type()),
+        )?;
         let mut display = f.clone();
         display.over = None;
         let index = self.aggregates.len();

@@ -1,0 +1,600 @@
+//! Every SQL form through the public `Engine` API.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow_array::{Array, Float64Array, Int64Array, RecordBatch, StringArray, StructArray};
+use arrow_schema::{DataType, Field, Schema};
+use common::{batch, floats, ints, names, null_count, schema, some, strings};
+use sliq::{Engine, EngineError, Executed, OnLate, StreamOptions, WindowAlgorithm};
+
+fn engine_with_s() -> (Engine, sliq::Stream) {
+    let engine = Engine::new();
+    let s = engine
+        .register_stream("s", schema(), StreamOptions::default().event_time("ts"))
+        .unwrap();
+    (engine, s)
+}
+
+const ROWS: &[(i64, Option<&str>, Option<f64>)] = &[
+    (1_000, Some("a"), Some(5.0)),
+    (2_000, Some("b"), Some(1.0)),
+    (3_000, Some("a"), Some(3.0)),
+    (4_000, Some("a"), Some(4.0)),
+    (15_000, Some("a"), Some(2.0)),
+    (16_000, Some("b"), Some(7.0)),
+];
+
+fn run(sql: &str) -> RecordBatch {
+    let (engine, s) = engine_with_s();
+    let q = engine.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    s.push(batch(ROWS)).unwrap();
+    q.recv().unwrap()
+}
+
+#[test]
+fn rows_shorthand_and_between_agree_and_hold_n_plus_one_rows() {
+    let short = run("SELECT key, max(v) OVER (ROWS 1 PRECEDING) AS m FROM s GROUP BY key");
+    let long = run(
+        "SELECT key, max(v) OVER (PARTITION BY key ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS m FROM s",
+    );
+    // a: 5 | 5,3 | 3,4 | 4,2 ; b: 1 | 1,7
+    assert_eq!(floats(&short, "m"), some(&[5.0, 1.0, 5.0, 4.0, 4.0, 7.0]));
+    assert_eq!(floats(&long, "m"), floats(&short, "m"));
+    assert_eq!(names(&short), vec!["key", "m"]);
+}
+
+#[test]
+fn range_forms_cover_event_time_t_minus_d_to_t() {
+    for sql in [
+        "SELECT key, count(*) OVER (RANGE '10s') AS c, sum(v) OVER (RANGE '10s') AS total FROM s GROUP BY key",
+        "SELECT key, count(*) OVER (RANGE '10s' PRECEDING) AS c, sum(v) OVER (RANGE '10s' PRECEDING) AS total FROM s GROUP BY key",
+        "SELECT key, count(*) OVER w AS c, sum(v) OVER w AS total FROM s \
+         WINDOW w AS (PARTITION BY key ORDER BY ts RANGE BETWEEN INTERVAL '10' SECOND PRECEDING AND CURRENT ROW)",
+    ] {
+        let out = run(sql);
+        // a at 15 s: [5 s, 15 s] holds only itself; so does b at 16 s.
+        assert_eq!(
+            ints(&out, "c"),
+            vec![Some(1), Some(1), Some(2), Some(3), Some(1), Some(1)],
+            "{sql}"
+        );
+        assert_eq!(
+            floats(&out, "total"),
+            some(&[5.0, 1.0, 8.0, 12.0, 2.0, 7.0]),
+            "{sql}"
+        );
+    }
+}
+
+#[test]
+fn range_boundary_is_inclusive_and_durations_combine() {
+    let (engine, s) = engine_with_s();
+    let q = engine
+        .query("SELECT count(*) OVER (RANGE '1m30s') AS c FROM s")
+        .unwrap();
+    s.push(batch(&[
+        (0, None, None),
+        (90_000, None, None),
+        (90_001, None, None),
+    ]))
+    .unwrap();
+    assert_eq!(
+        ints(&q.recv().unwrap(), "c"),
+        vec![Some(1), Some(2), Some(2)]
+    );
+}
+
+#[test]
+fn unbounded_and_missing_over_run_over_all_rows_so_far() {
+    let out = run(
+        "SELECT key, count(*) OVER (ROWS UNBOUNDED PRECEDING) AS c, min(v) AS lo FROM s GROUP BY key",
+    );
+    assert_eq!(
+        ints(&out, "c"),
+        vec![Some(1), Some(1), Some(2), Some(3), Some(4), Some(2)]
+    );
+    assert_eq!(floats(&out, "lo"), some(&[5.0, 1.0, 3.0, 3.0, 2.0, 1.0]));
+}
+
+#[test]
+fn global_window_without_keys() {
+    let out = run("SELECT max(v) OVER (ROWS 2 PRECEDING) AS m FROM s");
+    assert_eq!(floats(&out, "m"), some(&[5.0, 5.0, 5.0, 4.0, 4.0, 7.0]));
+}
+
+#[test]
+fn where_filters_before_windows_and_rows_keep_input_order() {
+    let out =
+        run("SELECT ts, count(*) OVER (ROWS 10 PRECEDING) AS c FROM s WHERE v > 2 AND key = 'a'");
+    assert_eq!(
+        ints(&out, "ts"),
+        vec![Some(1_000), Some(3_000), Some(4_000)]
+    );
+    assert_eq!(ints(&out, "c"), vec![Some(1), Some(2), Some(3)]);
+}
+
+#[test]
+fn expressions_in_arguments_and_over_results() {
+    let out = run("SELECT key, max(v * 2) OVER (ROWS 1 PRECEDING) AS m2, \
+                max(v) OVER (ROWS 1 PRECEDING) - min(v) OVER (ROWS 1 PRECEDING) AS spread, \
+                CASE WHEN v > 3 THEN 'hi' ELSE 'lo' END AS level, CAST(v AS BIGINT) AS iv, v + ts AS mix \
+         FROM s GROUP BY key");
+    assert_eq!(floats(&out, "m2"), some(&[10.0, 2.0, 10.0, 8.0, 8.0, 14.0]));
+    assert_eq!(
+        floats(&out, "spread"),
+        some(&[0.0, 0.0, 2.0, 1.0, 2.0, 6.0])
+    );
+    assert_eq!(strings(&out, "level")[0].as_deref(), Some("hi"));
+    assert_eq!(strings(&out, "level")[1].as_deref(), Some("lo"));
+    assert_eq!(
+        ints(&out, "iv"),
+        vec![Some(5), Some(1), Some(3), Some(4), Some(2), Some(7)]
+    );
+    assert_eq!(floats(&out, "mix")[0], Some(1_005.0));
+}
+
+#[test]
+fn multiple_key_columns_and_null_keys() {
+    let engine = Engine::new();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k1", DataType::Utf8, true),
+        Field::new("k2", DataType::Int64, true),
+        Field::new("flag", DataType::Boolean, true),
+        Field::new("v", DataType::Float64, true),
+    ]));
+    let s = engine
+        .register_stream("t", schema.clone(), StreamOptions::default())
+        .unwrap();
+    let q = engine
+        .query("SELECT count(*) OVER (ROWS 100 PRECEDING) AS c, sum(v) OVER (ROWS 100 PRECEDING) AS total FROM t GROUP BY k1, k2, flag")
+        .unwrap();
+    let b = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(StringArray::from(vec![
+                Some("x"),
+                Some("x"),
+                None,
+                None,
+                Some("x"),
+            ])),
+            Arc::new(Int64Array::from(vec![
+                Some(1),
+                Some(2),
+                None,
+                None,
+                Some(1),
+            ])),
+            Arc::new(arrow_array::BooleanArray::from(vec![
+                Some(true),
+                Some(true),
+                None,
+                None,
+                Some(true),
+            ])),
+            Arc::new(Float64Array::from(vec![1.0, 2.0, 3.0, 4.0, 5.0])),
+        ],
+    )
+    .unwrap();
+    s.push(b).unwrap();
+    let out = q.recv().unwrap();
+    assert_eq!(
+        ints(&out, "c"),
+        vec![Some(1), Some(1), Some(1), Some(2), Some(2)]
+    );
+    assert_eq!(floats(&out, "total"), some(&[1.0, 2.0, 3.0, 7.0, 6.0]));
+}
+
+#[test]
+fn several_frames_share_or_split_windows() {
+    let (engine, _s) = engine_with_s();
+    let plan = engine
+        .explain(
+            "SELECT key, max(v) OVER (ROWS 999 PRECEDING) AS m, avg(v) OVER (ROWS 999 PRECEDING) AS a, \
+             count(*) OVER (RANGE '10s') AS c FROM s GROUP BY key",
+        )
+        .unwrap();
+    assert!(
+        plan.contains("Window 0: keys key, ROWS 999 PRECEDING"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("Window 1: keys key, RANGE '10s' PRECEDING, event time ts"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("__agg0 = max(v): monoid max(DOUBLE) -> DOUBLE, algorithm daba_lite"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("__agg1 = avg(v): monoid avg(DOUBLE) -> DOUBLE"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("Output: key Utf8, m Float64, a Float64, c Int64"),
+        "{plan}"
+    );
+    assert_eq!(plan.matches("Window ").count(), 2, "{plan}");
+}
+
+#[test]
+fn every_kind_of_aggregate_runs_in_sql() {
+    let out = run("SELECT key, \
+            count(v) OVER w AS n, sum(v) OVER w AS total, mean(v) OVER w AS mean, geomean(v) OVER w AS g, \
+            stddev(v) OVER w AS sd, var_pop(v) OVER w AS vp, argmax(v, ts) OVER w AS at_max, \
+            maxcount(v) OVER w AS mc, first_value(v) OVER w AS f, last_value(v) OVER w AS l, \
+            m4(v) OVER w AS m4, relvar(v) OVER w AS rv, approx_count_distinct(v) OVER w AS d, \
+            bloom_contains(v, 3.0) OVER w AS has3, countmin(v, 3.0) OVER w AS n3, \
+            approx_median(v) OVER w AS med, approx_percentile(v, 0.9) OVER w AS p90 \
+         FROM s GROUP BY key WINDOW w AS (ROWS 2 PRECEDING)");
+    // Key a's fourth row (15 s) sees 3, 4, 2.
+    let row = 4;
+    assert_eq!(ints(&out, "n")[row], Some(3));
+    assert_eq!(floats(&out, "total")[row], Some(9.0));
+    assert_eq!(floats(&out, "mean")[row], Some(3.0));
+    assert!((floats(&out, "g")[row].unwrap() - 24f64.powf(1.0 / 3.0)).abs() < 1e-12);
+    assert_eq!(floats(&out, "sd")[row], Some(1.0));
+    assert!((floats(&out, "vp")[row].unwrap() - 2.0 / 3.0).abs() < 1e-12);
+    assert_eq!(ints(&out, "at_max")[row], Some(4_000));
+    assert_eq!(ints(&out, "mc")[row], Some(1));
+    assert_eq!(floats(&out, "f")[row], Some(3.0));
+    assert_eq!(floats(&out, "l")[row], Some(2.0));
+    assert_eq!(floats(&out, "rv")[row], Some(0.5));
+    assert_eq!(ints(&out, "d")[row], Some(3));
+    assert_eq!(strings(&out, "has3")[row].as_deref(), Some("true"));
+    assert_eq!(ints(&out, "n3")[row], Some(1));
+    assert!((floats(&out, "med")[row].unwrap() - 3.0).abs() <= 0.03);
+    assert!((floats(&out, "p90")[row].unwrap() - 3.0).abs() <= 0.03);
+    let m4 = out
+        .column_by_name("m4")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<StructArray>()
+        .unwrap();
+    let min = m4
+        .column_by_name("min")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<Float64Array>()
+        .unwrap();
+    let last = m4
+        .column_by_name("last")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<Float64Array>()
+        .unwrap();
+    assert_eq!((min.value(row), last.value(row)), (2.0, 2.0));
+}
+
+#[test]
+fn statements_create_describe_show_insert_set_drop() {
+    let engine = Engine::new();
+    let results = engine
+        .execute(
+            "CREATE STREAM t (ts TIMESTAMP, k VARCHAR, x DOUBLE) WITH (event_time = 'ts'); \
+             SHOW STREAMS; DESCRIBE t; SET window_algorithm = 'recalc'",
+        )
+        .unwrap();
+    assert!(matches!(&results[0], Executed::StreamCreated(s) if s.name() == "t"));
+    assert!(matches!(&results[1], Executed::Streams(v) if v.len() == 1 && v[0].name == "t"));
+    match &results[2] {
+        Executed::Described(info) => {
+            assert_eq!(
+                info.schema.field(0).data_type(),
+                &DataType::Timestamp(arrow_schema::TimeUnit::Millisecond, None)
+            );
+            assert_eq!(info.options.event_time_column(), Some("ts"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(engine.window_algorithm(), WindowAlgorithm::Recalc);
+    let q = match engine
+        .execute("SELECT k, sum(x) OVER (RANGE '1s') AS s FROM t GROUP BY k")
+        .unwrap()
+        .pop()
+    {
+        Some(Executed::Query(q)) => q,
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        matches!(engine.execute("SHOW QUERIES").unwrap().pop(), Some(Executed::Queries(v)) if v.len() == 1)
+    );
+    let inserted = engine
+        .execute("INSERT INTO t VALUES (0, 'a', 1.5), (500, 'a', 2.0); INSERT INTO t (ts, x) VALUES (2000, 4)")
+        .unwrap();
+    assert!(matches!(&inserted[0], Executed::Inserted(_, 2)));
+    assert_eq!(floats(&q.recv().unwrap(), "s"), some(&[1.5, 3.5]));
+    let third = q.recv().unwrap();
+    assert_eq!(strings(&third, "k"), vec![None]);
+    assert_eq!(floats(&third, "s"), some(&[4.0]));
+    engine
+        .execute("DROP STREAM t; DROP STREAM IF EXISTS t")
+        .unwrap();
+    assert!(matches!(q.recv(), Err(EngineError::Closed)));
+    assert!(engine.streams().is_empty());
+}
+
+#[test]
+fn late_rows_emit_null_and_are_counted_or_rejected() {
+    let (engine, s) = engine_with_s();
+    let q = engine.query("SELECT key, count(*) OVER (RANGE '10s') AS c, count(*) OVER (ROWS 5 PRECEDING) AS r FROM s GROUP BY key").unwrap();
+    s.push(batch(&[
+        (5_000, Some("a"), None),
+        (3_000, Some("a"), None),
+        (4_000, Some("b"), None),
+    ]))
+    .unwrap();
+    let out = q.recv().unwrap();
+    assert_eq!(
+        ints(&out, "c"),
+        vec![Some(1), None, Some(1)],
+        "the late row enters no RANGE window"
+    );
+    assert_eq!(
+        ints(&out, "r"),
+        vec![Some(1), Some(2), Some(1)],
+        "ROWS windows take it"
+    );
+    let stats = engine.stats();
+    assert_eq!(stats.streams[0].late_rows, 1);
+    assert_eq!(stats.queries[0].late_rows, 1);
+
+    let strict = Engine::new();
+    let s = strict
+        .register_stream(
+            "s",
+            schema(),
+            StreamOptions::default()
+                .event_time("ts")
+                .on_late(OnLate::Error),
+        )
+        .unwrap();
+    let q = strict
+        .query("SELECT count(*) OVER (RANGE '10s') AS c FROM s GROUP BY key")
+        .unwrap();
+    s.push(batch(&[(5_000, Some("a"), None)])).unwrap();
+    let err = s
+        .push(batch(&[(6_000, Some("a"), None), (1_000, Some("a"), None)]))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "batch rejected by stream 's': 1 late row(s), the first at row 1 (event time 1000 < 6000 already seen for its key)"
+    );
+    s.push(batch(&[(7_000, Some("a"), None)])).unwrap();
+    assert_eq!(ints(&q.recv().unwrap(), "c"), vec![Some(1)]);
+    assert_eq!(
+        ints(&q.recv().unwrap(), "c"),
+        vec![Some(2)],
+        "the rejected batch changed nothing"
+    );
+}
+
+#[test]
+fn mismatched_batches_are_rejected_whole_and_the_stream_keeps_working() {
+    let (engine, s) = engine_with_s();
+    let q = engine
+        .query("SELECT count(*) OVER (ROWS 9 PRECEDING) AS c FROM s")
+        .unwrap();
+    let wrong = Arc::new(Schema::new(vec![
+        Field::new("ts", DataType::Int64, false),
+        Field::new("k", DataType::Utf8, true),
+        Field::new("v", DataType::Int64, true),
+    ]));
+    let bad = RecordBatch::try_new(
+        wrong,
+        vec![
+            Arc::new(Int64Array::from(vec![1])),
+            Arc::new(StringArray::from(vec!["a"])),
+            Arc::new(Int64Array::from(vec![1])),
+        ],
+    )
+    .unwrap();
+    let err = s.push(bad).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "batch rejected by stream 's': column 2 is named 'k', expected 'key'; column 'v' is Int64, expected Float64"
+    );
+    s.push(batch(&[(1, None, None)])).unwrap();
+    assert_eq!(ints(&q.recv().unwrap(), "c"), vec![Some(1)]);
+    assert_eq!(engine.stats().streams[0].rejected_batches, 1);
+}
+
+#[test]
+fn planning_errors_say_what_and_where() {
+    let (engine, _s) = engine_with_s();
+    let err = |sql: &str| engine.query(sql).unwrap_err().to_string();
+    assert_eq!(
+        err("SELECT max(v) OVER (ROWS 3 PRECEDING) FROM sx"),
+        "unknown stream 'sx'; did you mean 's'? at line 1, column 44\n  SELECT max(v) OVER (ROWS 3 PRECEDING) FROM sx\n                                             ^"
+    );
+    assert!(
+        err("SELECT max(vv) OVER (ROWS 3 PRECEDING) FROM s").starts_with(
+            "unknown column 'vv' in stream 's'; did you mean 'v'? at line 1, column 12"
+        )
+    );
+    assert!(
+        err("SELECT maxx(v) OVER (ROWS 3 PRECEDING) FROM s")
+            .starts_with("unknown function 'maxx'; did you mean 'max'?")
+    );
+    assert!(
+        err("SELECT sum(key) OVER (ROWS 3 PRECEDING) FROM s")
+            .contains("expected sum(x BIGINT) -> BIGINT, sum(x DOUBLE) -> DOUBLE")
+    );
+    assert!(
+        err("SELECT max(v) OVER (ROWS BETWEEN 3 PRECEDING AND 1 FOLLOWING) FROM s")
+            .starts_with("not supported in continuous queries: FOLLOWING")
+    );
+    assert!(
+        err("SELECT v FROM s ORDER BY v")
+            .starts_with("not supported in continuous queries: ORDER BY")
+    );
+    assert!(
+        err("SELECT s.v FROM s JOIN s AS t ON s.ts = t.ts")
+            .starts_with("not supported in continuous queries: joins")
+    );
+    assert!(
+        err("SELECT v FROM (SELECT v FROM s)")
+            .starts_with("not supported in continuous queries: subqueries")
+    );
+    assert!(err("SELECT max(v) OVER (ROWS 3 PRECEDING FROM s").starts_with("syntax error"));
+    assert!(
+        err("SELECT max(v) OVER (RANGE 'ten seconds') FROM s").contains("RANGE needs a duration")
+    );
+}
+
+#[test]
+fn range_needs_an_event_time_column() {
+    let engine = Engine::new();
+    engine
+        .register_stream("s", schema(), StreamOptions::default())
+        .unwrap();
+    let err = engine
+        .query("SELECT max(v) OVER (RANGE '10s') FROM s")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("RANGE frames need an event-time column"),
+        "{err}"
+    );
+    engine
+        .query("SELECT max(v) OVER (ORDER BY ts RANGE '10s') FROM s")
+        .expect("ORDER BY names it");
+}
+
+#[test]
+fn queries_see_only_rows_pushed_after_they_start_and_dropping_unregisters() {
+    let (engine, s) = engine_with_s();
+    let first = engine
+        .query("SELECT count(*) OVER (ROWS UNBOUNDED PRECEDING) AS c FROM s")
+        .unwrap();
+    s.push(batch(&[(1, None, None)])).unwrap();
+    let second = engine
+        .query("SELECT count(*) OVER (ROWS UNBOUNDED PRECEDING) AS c FROM s")
+        .unwrap();
+    s.push(batch(&[(2, None, None)])).unwrap();
+    assert_eq!(ints(&first.recv().unwrap(), "c"), vec![Some(1)]);
+    assert_eq!(ints(&first.recv().unwrap(), "c"), vec![Some(2)]);
+    assert_eq!(ints(&second.recv().unwrap(), "c"), vec![Some(1)]);
+    assert_eq!(engine.queries().len(), 2);
+    drop(second);
+    assert_eq!(engine.queries().len(), 1);
+    assert!(matches!(first.try_recv(), Ok(None)));
+    assert!(matches!(
+        first.recv_timeout(Duration::from_millis(1)),
+        Err(EngineError::Timeout)
+    ));
+}
+
+#[test]
+fn backpressure_blocks_the_producer_and_drops_nothing() {
+    let engine = Engine::builder().channel_capacity(2).build();
+    let s = engine
+        .register_stream("s", schema(), StreamOptions::default())
+        .unwrap();
+    let q = engine
+        .query("SELECT count(*) OVER (ROWS UNBOUNDED PRECEDING) AS c FROM s")
+        .unwrap();
+    let producer = std::thread::spawn(move || {
+        for i in 0..50 {
+            s.push(batch(&[(i, None, None)])).unwrap();
+        }
+    });
+    let mut seen = Vec::new();
+    for result in q.iter().take(50) {
+        seen.extend(ints(&result.unwrap(), "c"));
+    }
+    producer.join().unwrap();
+    assert_eq!(seen, (1..=50).map(Some).collect::<Vec<_>>());
+}
+
+#[test]
+fn streams_can_be_pushed_from_several_threads() {
+    let (engine, s) = engine_with_s();
+    let q = engine
+        .query("SELECT count(*) OVER (ROWS UNBOUNDED PRECEDING) AS c FROM s")
+        .unwrap();
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let s = s.clone();
+            std::thread::spawn(move || {
+                for i in 0..25 {
+                    s.push(batch(&[(t * 100 + i, Some("k"), Some(1.0))]))
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    let mut last = 0;
+    for _ in 0..100 {
+        last = ints(&q.recv().unwrap(), "c")[0].unwrap();
+    }
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(last, 100);
+}
+
+#[test]
+fn integer_overflow_yields_null_counted_in_stats() {
+    let engine = Engine::new();
+    let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, true)]));
+    let s = engine
+        .register_stream("n", schema.clone(), StreamOptions::default())
+        .unwrap();
+    let q = engine
+        .query("SELECT sum(x) OVER (ROWS 1 PRECEDING) AS total FROM n")
+        .unwrap();
+    let b = RecordBatch::try_new(
+        schema,
+        vec![Arc::new(Int64Array::from(vec![i64::MAX, 1, 1]))],
+    )
+    .unwrap();
+    s.push(b).unwrap();
+    let out = q.recv().unwrap();
+    assert_eq!(ints(&out, "total"), vec![Some(i64::MAX), None, Some(2)]);
+    assert_eq!(null_count(&out, "total"), 1);
+    let stats = &engine.stats().queries[0];
+    assert_eq!(stats.failed_results, 1);
+    assert!(
+        stats
+            .last_error
+            .as_deref()
+            .unwrap_or("")
+            .contains("sum overflowed BIGINT"),
+        "{stats:?}"
+    );
+}
+
+#[test]
+fn every_window_algorithm_gives_the_same_results() {
+    let sql = "SELECT key, max(v) OVER (ROWS 2 PRECEDING) AS m, sum(v) OVER (RANGE '3s') AS r FROM s GROUP BY key";
+    let mut outputs = Vec::new();
+    for (name, _) in WindowAlgorithm::ALL {
+        let (engine, s) = engine_with_s();
+        engine
+            .execute(&format!("SET window_algorithm = '{name}'"))
+            .unwrap();
+        assert!(
+            engine
+                .explain(sql)
+                .unwrap()
+                .contains(&format!("algorithm {name}"))
+        );
+        let q = engine.query(sql).unwrap();
+        s.push(batch(ROWS)).unwrap();
+        let out = q.recv().unwrap();
+        outputs.push((floats(&out, "m"), floats(&out, "r")));
+    }
+    assert!(outputs.windows(2).all(|w| w[0] == w[1]), "{outputs:?}");
+    let err = Engine::new()
+        .execute("SET window_algorithm = 'fast'")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("expected one of daba_lite, daba, two_stacks, two_stacks_lite, recalc"),
+        "{err}"
+    );
+}
