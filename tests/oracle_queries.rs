@@ -1,0 +1,164 @@
+//! A query's output equals a from-scratch evaluation: for each row, its
+//! key's window is rebuilt from all rows so far and aggregated naively.
+//! Random data, keys (NULL included), frames, filters and batch splits.
+
+mod common;
+
+use common::{batch, floats, schema};
+use proptest::prelude::*;
+use sliq::{Engine, StreamOptions, WindowAlgorithm};
+
+#[derive(Clone, Debug)]
+enum FrameSpec {
+    Rows(u64),
+    Range(i64),
+    Unbounded,
+}
+
+impl FrameSpec {
+    fn sql(&self) -> String {
+        match self {
+            FrameSpec::Rows(n) => format!("ROWS {n} PRECEDING"),
+            FrameSpec::Range(ms) => format!("RANGE BETWEEN {ms} PRECEDING AND CURRENT ROW"),
+            FrameSpec::Unbounded => "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW".into(),
+        }
+    }
+}
+
+const FUNCTIONS: &[&str] = &["sum", "count", "min", "max", "avg", "first_value", "last_value", "maxcount", "count_star"];
+
+type Row = (i64, Option<&'static str>, Option<f64>);
+
+/// The aggregate `f` over the window's values, as SQL defines it.
+fn naive(f: &str, window: &[Option<f64>]) -> Option<f64> {
+    let present: Vec<f64> = window.iter().flatten().copied().collect();
+    match f {
+        "count_star" => Some(window.len() as f64),
+        "count" => Some(present.len() as f64),
+        "sum" => (!present.is_empty()).then(|| present.iter().sum()),
+        "avg" => (!present.is_empty()).then(|| present.iter().sum::<f64>() / present.len() as f64),
+        "min" => present.iter().copied().reduce(f64::min),
+        "max" => present.iter().copied().reduce(f64::max),
+        "first_value" => window.first().copied().flatten(),
+        "last_value" => window.last().copied().flatten(),
+        "maxcount" => Some(match present.iter().copied().reduce(f64::max) {
+            Some(m) => present.iter().filter(|x| **x == m).count() as f64,
+            None => 0.0,
+        }),
+        other => panic!("{other}"),
+    }
+}
+
+/// Expected outputs, one per row that passes the filter.
+fn expected(rows: &[Row], f: &str, frame: &FrameSpec, min_v: Option<f64>) -> Vec<Option<f64>> {
+    let mut out = Vec::new();
+    // Per key: the rows in the window history (ts, v), non-late only for RANGE.
+    let mut history: Vec<(Option<&str>, i64, Option<f64>)> = Vec::new();
+    for &(ts, key, v) in rows {
+        if let Some(min) = min_v
+            && !v.is_some_and(|v| v > min)
+        {
+            continue;
+        }
+        let same_key: Vec<&(Option<&str>, i64, Option<f64>)> = history.iter().filter(|(k, _, _)| *k == key).collect();
+        let result = match frame {
+            FrameSpec::Range(width) => {
+                let newest = same_key.iter().map(|(_, t, _)| *t).max();
+                if newest.is_some_and(|n| ts < n) {
+                    None // late: NULL, and it joins no window
+                } else {
+                    let mut window: Vec<Option<f64>> =
+                        same_key.iter().filter(|(_, t, _)| *t >= ts - width).map(|(_, _, v)| *v).collect();
+                    window.push(v);
+                    history.push((key, ts, v));
+                    naive(f, &window)
+                }
+            }
+            FrameSpec::Rows(n) => {
+                let mut window: Vec<Option<f64>> = same_key.iter().map(|(_, _, v)| *v).collect();
+                window.push(v);
+                let keep = (*n as usize + 1).min(window.len());
+                let window = &window[window.len() - keep..];
+                history.push((key, ts, v));
+                naive(f, window)
+            }
+            FrameSpec::Unbounded => {
+                let mut window: Vec<Option<f64>> = same_key.iter().map(|(_, _, v)| *v).collect();
+                window.push(v);
+                history.push((key, ts, v));
+                naive(f, &window)
+            }
+        };
+        out.push(result);
+    }
+    out
+}
+
+fn rows() -> impl Strategy<Value = Vec<Row>> {
+    let key = prop_oneof![Just(None), Just(Some("a")), Just(Some("b")), Just(Some("c"))];
+    let v = prop_oneof![1 => Just(None), 6 => (-20i32..20).prop_map(|x| Some(x as f64 * 0.5))];
+    // Mostly increasing time with ties; sometimes a step back (late rows).
+    let step = prop_oneof![8 => 0i64..7, 1 => -5i64..0];
+    prop::collection::vec((step, key, v), 0..120).prop_map(|steps| {
+        let mut t = 1_000i64;
+        steps
+            .into_iter()
+            .map(|(step, key, v)| {
+                t += step;
+                (t, key, v)
+            })
+            .collect()
+    })
+}
+
+fn frame() -> impl Strategy<Value = FrameSpec> {
+    prop_oneof![
+        (0u64..6).prop_map(FrameSpec::Rows),
+        (0i64..25).prop_map(FrameSpec::Range),
+        Just(FrameSpec::Unbounded),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn query_output_equals_a_from_scratch_evaluation(
+        rows in rows(),
+        f in prop::sample::select(FUNCTIONS),
+        frame in frame(),
+        filtered in any::<bool>(),
+        keyed in any::<bool>(),
+        splits in prop::collection::vec(1usize..40, 1..6),
+        algorithm in prop::sample::select(WindowAlgorithm::ALL.iter().map(|(_, a)| *a).collect::<Vec<_>>()),
+    ) {
+        let engine = Engine::builder().window_algorithm(algorithm).channel_capacity(1024).build();
+        let s = engine.register_stream("s", schema(), StreamOptions::default().event_time("ts")).unwrap();
+        let call = if f == "count_star" { "count(*)".to_string() } else { format!("{f}(v)") };
+        let filter = if filtered { " WHERE v > 0" } else { "" };
+        let partition = if keyed { "PARTITION BY key ORDER BY ts " } else { "ORDER BY ts " };
+        let sql = format!("SELECT {call} OVER ({partition}{}) AS r FROM s{filter}", frame.sql());
+        let q = engine.query(&sql).unwrap();
+
+        let mut results = Vec::new();
+        let mut rest: &[Row] = &rows;
+        let mut cuts = splits.iter().cycle();
+        while !rest.is_empty() {
+            let n = (*cuts.next().unwrap()).min(rest.len());
+            s.push(batch(&rest[..n])).unwrap();
+            results.extend(floats(&q.recv().unwrap(), "r"));
+            rest = &rest[n..];
+        }
+        let rows_for_oracle: Vec<Row> = if keyed { rows.clone() } else { rows.iter().map(|&(t, _, v)| (t, None, v)).collect() };
+        let want = expected(&rows_for_oracle, f, &frame, filtered.then_some(0.0));
+        prop_assert_eq!(results.len(), want.len(), "{}", sql);
+        for (i, (got, want)) in results.iter().zip(&want).enumerate() {
+            let same = match (got, want) {
+                (Some(g), Some(w)) => (g - w).abs() <= 1e-9 * w.abs().max(1.0),
+                (None, None) => true,
+                _ => false,
+            };
+            prop_assert!(same, "{} with {:?}: row {} got {:?}, want {:?}", sql, algorithm, i, got, want);
+        }
+    }
+}
