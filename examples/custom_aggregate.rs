@@ -47,8 +47,16 @@ impl Monoid for LongestRun {
             len: a.len + b.len,
             first: a.first,
             last: b.last,
-            prefix: if joined && a.prefix == a.len { a.len + b.prefix } else { a.prefix },
-            suffix: if joined && b.suffix == b.len { b.len + a.suffix } else { b.suffix },
+            prefix: if joined && a.prefix == a.len {
+                a.len + b.prefix
+            } else {
+                a.prefix
+            },
+            suffix: if joined && b.suffix == b.len {
+                b.len + a.suffix
+            } else {
+                b.suffix
+            },
             best: a.best.max(b.best).max(middle),
         })
     }
@@ -58,7 +66,14 @@ impl Aggregate for LongestRun {
     type Output = Option<i64>;
 
     fn lift<C: Columns>(&self, columns: &C, row: usize) -> Option<Runs> {
-        columns.i64(0, row).map(|x| Runs { len: 1, first: x, last: x, prefix: 1, suffix: 1, best: 1 })
+        columns.i64(0, row).map(|x| Runs {
+            len: 1,
+            first: x,
+            last: x,
+            prefix: 1,
+            suffix: 1,
+            best: 1,
+        })
     }
 
     fn lower(&self, agg: &Option<Runs>) -> Result<Option<i64>, AggregateError> {

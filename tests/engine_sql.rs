@@ -628,18 +628,44 @@ fn user_defined_aggregates_run_like_builtins() {
     use sliq::aggregates::{OutputType, ValueType};
     let (engine, s) = engine_with_s();
     engine
-        .register_aggregate("concat_keys", vec![ValueType::Utf8], OutputType::Scalar(ValueType::Utf8), ConcatKeys)
+        .register_aggregate(
+            "concat_keys",
+            vec![ValueType::Utf8],
+            OutputType::Scalar(ValueType::Utf8),
+            ConcatKeys,
+        )
         .unwrap();
-    let q = engine.query("SELECT concat_keys(key) OVER (ROWS 2 PRECEDING) AS ks FROM s").unwrap();
+    let q = engine
+        .query("SELECT concat_keys(key) OVER (ROWS 2 PRECEDING) AS ks FROM s")
+        .unwrap();
     s.push(batch(ROWS)).unwrap();
     let out = q.recv().unwrap();
-    let got: Vec<String> = strings(&out, "ks").into_iter().map(|s| s.unwrap_or_default()).collect();
+    let got: Vec<String> = strings(&out, "ks")
+        .into_iter()
+        .map(|s| s.unwrap_or_default())
+        .collect();
     assert_eq!(got, vec!["a", "ab", "aba", "baa", "aaa", "aab"]);
-    assert!(engine.explain("SELECT concat_keys(key) OVER (ROWS 2 PRECEDING) FROM s").unwrap().contains("monoid concat_keys(VARCHAR) -> VARCHAR"));
-    let err = engine.query("SELECT concat_keys(key, v) OVER (ROWS 2 PRECEDING) FROM s").unwrap_err().to_string();
-    assert!(err.starts_with("concat_keys takes (VARCHAR), got 2 arguments"), "{err}");
+    assert!(
+        engine
+            .explain("SELECT concat_keys(key) OVER (ROWS 2 PRECEDING) FROM s")
+            .unwrap()
+            .contains("monoid concat_keys(VARCHAR) -> VARCHAR")
+    );
     let err = engine
-        .register_aggregate("max", vec![ValueType::Utf8], OutputType::Scalar(ValueType::Utf8), ConcatKeys)
+        .query("SELECT concat_keys(key, v) OVER (ROWS 2 PRECEDING) FROM s")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("concat_keys takes (VARCHAR), got 2 arguments"),
+        "{err}"
+    );
+    let err = engine
+        .register_aggregate(
+            "max",
+            vec![ValueType::Utf8],
+            OutputType::Scalar(ValueType::Utf8),
+            ConcatKeys,
+        )
         .unwrap_err();
     assert_eq!(err.to_string(), "'max' is a built-in aggregate");
 }

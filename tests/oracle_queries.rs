@@ -25,7 +25,17 @@ impl FrameSpec {
     }
 }
 
-const FUNCTIONS: &[&str] = &["sum", "count", "min", "max", "avg", "first_value", "last_value", "maxcount", "count_star"];
+const FUNCTIONS: &[&str] = &[
+    "sum",
+    "count",
+    "min",
+    "max",
+    "avg",
+    "first_value",
+    "last_value",
+    "maxcount",
+    "count_star",
+];
 
 type Row = (i64, Option<&'static str>, Option<f64>);
 
@@ -60,15 +70,19 @@ fn expected(rows: &[Row], f: &str, frame: &FrameSpec, min_v: Option<f64>) -> Vec
         {
             continue;
         }
-        let same_key: Vec<&(Option<&str>, i64, Option<f64>)> = history.iter().filter(|(k, _, _)| *k == key).collect();
+        let same_key: Vec<&(Option<&str>, i64, Option<f64>)> =
+            history.iter().filter(|(k, _, _)| *k == key).collect();
         let result = match frame {
             FrameSpec::Range(width) => {
                 let newest = same_key.iter().map(|(_, t, _)| *t).max();
                 if newest.is_some_and(|n| ts < n) {
                     None // late: NULL, and it joins no window
                 } else {
-                    let mut window: Vec<Option<f64>> =
-                        same_key.iter().filter(|(_, t, _)| *t >= ts - width).map(|(_, _, v)| *v).collect();
+                    let mut window: Vec<Option<f64>> = same_key
+                        .iter()
+                        .filter(|(_, t, _)| *t >= ts - width)
+                        .map(|(_, _, v)| *v)
+                        .collect();
                     window.push(v);
                     history.push((key, ts, v));
                     naive(f, &window)
@@ -95,7 +109,12 @@ fn expected(rows: &[Row], f: &str, frame: &FrameSpec, min_v: Option<f64>) -> Vec
 }
 
 fn rows() -> impl Strategy<Value = Vec<Row>> {
-    let key = prop_oneof![Just(None), Just(Some("a")), Just(Some("b")), Just(Some("c"))];
+    let key = prop_oneof![
+        Just(None),
+        Just(Some("a")),
+        Just(Some("b")),
+        Just(Some("c"))
+    ];
     let v = prop_oneof![1 => Just(None), 6 => (-20i32..20).prop_map(|x| Some(x as f64 * 0.5))];
     // Mostly increasing time with ties; sometimes a step back (late rows).
     let step = prop_oneof![8 => 0i64..7, 1 => -5i64..0];

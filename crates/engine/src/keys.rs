@@ -1,45 +1,87 @@
 //! Dense ids for partition keys: each distinct key of a window group gets a
 //! small integer, so per-key state lives in plain vectors.
+//!
+//! A single integer-like or string key is hashed directly; anything else
+//! (several columns, booleans, floats, …) goes through Arrow's row format.
+//! NULL is a key of its own in every case.
 
-use arrow_array::ArrayRef;
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, ArrayRef};
 use arrow_row::{RowConverter, SortField};
+use arrow_schema::DataType;
 use hashbrown::HashMap;
 
+type FastMap<K> = HashMap<K, u32, foldhash::fast::FixedState>;
+
+enum Encoding {
+    /// No keys: one global window.
+    Global,
+    /// One key column that casts losslessly to `Int64`.
+    Int64(FastMap<i64>),
+    /// One string key column.
+    Utf8(FastMap<Box<str>>),
+    /// Anything else, compared in Arrow's row format.
+    Rows(RowConverter, FastMap<Box<[u8]>>),
+}
+
 /// Maps the key columns of each row to a dense key id (0, 1, 2, … in order
-/// of first appearance). Any hashable Arrow type, several columns, and NULL
-/// (its own key) work: keys are compared in Arrow's row format.
+/// of first appearance).
 pub struct KeyMap {
-    converter: Option<RowConverter>,
-    ids: HashMap<Box<[u8]>, u32, foldhash::fast::FixedState>,
+    encoding: Encoding,
+    null_id: Option<u32>,
     count: u32,
+}
+
+fn is_integer_like(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::UInt32
+            | DataType::Timestamp(_, _)
+    )
 }
 
 impl KeyMap {
     /// A map for keys of these types; no keys means one global window.
-    pub fn new(types: &[arrow_schema::DataType]) -> Result<Self, String> {
-        let converter = if types.is_empty() {
-            None
-        } else {
-            let fields = types.iter().map(|t| SortField::new(t.clone())).collect();
-            Some(
-                RowConverter::new(fields)
-                    .map_err(|e| format!("cannot group by these key types: {e}"))?,
-            )
+    pub fn new(types: &[DataType]) -> Result<Self, String> {
+        let encoding = match types {
+            [] => Encoding::Global,
+            [t] if is_integer_like(t) => Encoding::Int64(FastMap::default()),
+            [DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View] => {
+                Encoding::Utf8(FastMap::default())
+            }
+            _ => {
+                let fields = types.iter().map(|t| SortField::new(t.clone())).collect();
+                let converter = RowConverter::new(fields)
+                    .map_err(|e| format!("cannot group by these key types: {e}"))?;
+                Encoding::Rows(converter, FastMap::default())
+            }
         };
         Ok(KeyMap {
-            converter,
-            ids: HashMap::with_hasher(foldhash::fast::FixedState::default()),
+            encoding,
+            null_id: None,
             count: 0,
         })
     }
 
-    /// Number of distinct keys seen.
+    /// Number of distinct keys seen (1 for the global window).
     pub fn key_count(&self) -> usize {
-        if self.converter.is_none() {
-            1
-        } else {
-            self.count as usize
+        match self.encoding {
+            Encoding::Global => 1,
+            _ => self.count as usize,
         }
+    }
+
+    fn fresh(count: &mut u32) -> u32 {
+        let id = *count;
+        *count += 1;
+        id
     }
 
     /// Writes the key id of each of `rows` rows into `out`.
@@ -50,33 +92,61 @@ impl KeyMap {
         out: &mut Vec<u32>,
     ) -> Result<(), String> {
         out.clear();
-        let Some(converter) = &self.converter else {
-            out.resize(rows, 0);
-            return Ok(());
-        };
-        let converted = converter
-            .convert_columns(keys)
-            .map_err(|e| format!("cannot encode keys: {e}"))?;
         out.reserve(rows);
-        for row in converted.iter() {
-            let bytes = row.as_ref();
-            let id = match self.ids.get(bytes) {
-                Some(&id) => id,
-                None => {
-                    let id = self.count;
-                    self.ids.insert(bytes.into(), id);
-                    self.count += 1;
-                    id
+        let count = &mut self.count;
+        let null_id = &mut self.null_id;
+        match &mut self.encoding {
+            Encoding::Global => out.resize(rows, 0),
+            Encoding::Int64(map) => {
+                let column = arrow_cast::cast(&keys[0], &DataType::Int64)
+                    .map_err(|e| format!("key: {e}"))?;
+                let column = column.as_primitive::<Int64Type>();
+                for (i, &k) in column.values().iter().enumerate() {
+                    let id = if column.is_null(i) {
+                        *null_id.get_or_insert_with(|| Self::fresh(count))
+                    } else {
+                        *map.entry(k).or_insert_with(|| Self::fresh(count))
+                    };
+                    out.push(id);
                 }
-            };
-            out.push(id);
+            }
+            Encoding::Utf8(map) => {
+                let column =
+                    arrow_cast::cast(&keys[0], &DataType::Utf8).map_err(|e| format!("key: {e}"))?;
+                for k in column.as_string::<i32>() {
+                    let id = match k {
+                        None => *null_id.get_or_insert_with(|| Self::fresh(count)),
+                        Some(k) => match map.get(k) {
+                            Some(&id) => id,
+                            None => {
+                                let id = Self::fresh(count);
+                                map.insert(k.into(), id);
+                                id
+                            }
+                        },
+                    };
+                    out.push(id);
+                }
+            }
+            Encoding::Rows(converter, map) => {
+                let converted = converter
+                    .convert_columns(keys)
+                    .map_err(|e| format!("cannot encode keys: {e}"))?;
+                for row in converted.iter() {
+                    let bytes = row.as_ref();
+                    let id = match map.get(bytes) {
+                        Some(&id) => id,
+                        None => {
+                            let id = Self::fresh(count);
+                            map.insert(bytes.into(), id);
+                            id
+                        }
+                    };
+                    out.push(id);
+                }
+            }
         }
+        debug_assert_eq!(out.len(), rows);
         Ok(())
-    }
-
-    /// Approximate heap bytes per key of the map itself.
-    pub fn heap_bytes(&self) -> usize {
-        self.ids.capacity() * (std::mem::size_of::<(Box<[u8]>, u32)>() + 1)
-            + self.ids.keys().map(|k| k.len()).sum::<usize>()
     }
 }
