@@ -1,0 +1,114 @@
+//! sliq against DuckDB: the same window queries on the same data give the
+//! same per-row results. The expected files were computed by DuckDB 2.0 with
+//! `shared/peers/duckdb_window.py` (standard-SQL window queries over the
+//! whole table, ordered by `seq`); see `tests/data/README.md`.
+
+use std::fs::File;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_array::cast::AsArray;
+use arrow_array::types::Float64Type;
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use sliq::{Engine, StreamOptions};
+
+fn read_csv(path: &str, schema: SchemaRef, batch_size: usize) -> Vec<RecordBatch> {
+    let file = File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    arrow_csv::ReaderBuilder::new(schema)
+        .with_header(true)
+        .with_batch_size(batch_size)
+        .build(file)
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap()
+}
+
+fn input_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("seq", DataType::Int64, false),
+        Field::new("ts", DataType::Int64, false),
+        Field::new("key", DataType::Utf8, true),
+        Field::new("v", DataType::Float64, true),
+    ]))
+}
+
+/// Runs `sql` over the input in batches of 97 rows and compares every
+/// column named in `columns` with DuckDB's `expected` file.
+fn crosscheck(sql: &str, expected: &str, columns: &[&str]) {
+    let engine = Engine::builder().channel_capacity(1024).build();
+    let stream = engine
+        .register_stream(
+            "s",
+            input_schema(),
+            StreamOptions::default().event_time("ts"),
+        )
+        .unwrap();
+    let query = engine.query(sql).unwrap();
+    let mut results = Vec::new();
+    for batch in read_csv("tests/data/duck_input.csv", input_schema(), 97) {
+        stream.push(batch).unwrap();
+        results.push(query.recv().unwrap());
+    }
+    let mut fields = vec![Field::new("seq", DataType::Int64, false)];
+    fields.extend(
+        columns
+            .iter()
+            .map(|c| Field::new(*c, DataType::Float64, true)),
+    );
+    let expected = read_csv(expected, Arc::new(Schema::new(fields)), 1 << 20);
+    let column = |batches: &[RecordBatch], name: &str| -> Vec<Option<f64>> {
+        batches
+            .iter()
+            .flat_map(|b| {
+                let c =
+                    arrow_cast::cast(b.column_by_name(name).unwrap(), &DataType::Float64).unwrap();
+                c.as_primitive::<Float64Type>().iter().collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    for name in columns {
+        let (got, want) = (column(&results, name), column(&expected, name));
+        assert_eq!(got.len(), want.len(), "{name}");
+        for (row, (g, w)) in got.iter().zip(&want).enumerate() {
+            let same = match (g, w) {
+                (Some(g), Some(w)) => (g - w).abs() <= 1e-9 * w.abs().max(1.0),
+                (None, None) => true,
+                _ => false,
+            };
+            assert!(
+                same,
+                "{sql}\ncolumn {name}, row {row}: sliq {g:?}, duckdb {w:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn rows_frames_per_key_match_duckdb() {
+    crosscheck(
+        "SELECT seq, max(v) OVER w AS m, min(v) OVER w AS mn, sum(v) OVER w AS s, avg(v) OVER w AS a, \
+         count(v) OVER w AS c, count(*) OVER w AS n, stddev_samp(v) OVER w AS sd \
+         FROM s GROUP BY key WINDOW w AS (ROWS 49 PRECEDING)",
+        "tests/data/duck_rows.csv",
+        &["m", "mn", "s", "a", "c", "n", "sd"],
+    );
+}
+
+#[test]
+fn range_frames_per_key_match_duckdb() {
+    crosscheck(
+        "SELECT seq, max(v) OVER w AS m, sum(v) OVER w AS s, count(*) OVER w AS n, var_pop(v) OVER w AS vp \
+         FROM s WINDOW w AS (PARTITION BY key ORDER BY ts RANGE BETWEEN INTERVAL '10' SECOND PRECEDING AND CURRENT ROW)",
+        "tests/data/duck_range.csv",
+        &["m", "s", "n", "vp"],
+    );
+}
+
+#[test]
+fn one_global_window_matches_duckdb() {
+    crosscheck(
+        "SELECT seq, max(v) OVER (ROWS 99 PRECEDING) AS m, avg(v) OVER (ROWS 99 PRECEDING) AS a FROM s",
+        "tests/data/duck_global.csv",
+        &["m", "a"],
+    );
+}
