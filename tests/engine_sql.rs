@@ -669,3 +669,26 @@ fn user_defined_aggregates_run_like_builtins() {
         .unwrap_err();
     assert_eq!(err.to_string(), "'max' is a built-in aggregate");
 }
+
+#[test]
+fn scalar_functions_work_in_items_arguments_and_filters() {
+    let out = run(
+        "SELECT upper(key) AS k, abs(v - 4) AS dist, round(avg(v) OVER (ROWS 1 PRECEDING), 1) AS a, \
+                max(abs(v - 4)) OVER (ROWS 1 PRECEDING) AS md, concat(key, '-', CAST(ts AS VARCHAR)) AS tag \
+         FROM s WHERE length(key) = 1 GROUP BY key",
+    );
+    assert_eq!(strings(&out, "k")[0].as_deref(), Some("A"));
+    assert_eq!(floats(&out, "dist"), some(&[1.0, 3.0, 1.0, 0.0, 2.0, 3.0]));
+    assert_eq!(floats(&out, "a"), some(&[5.0, 1.0, 4.0, 3.5, 3.0, 4.0]));
+    assert_eq!(floats(&out, "md"), some(&[1.0, 3.0, 1.0, 1.0, 2.0, 3.0]));
+    assert_eq!(strings(&out, "tag")[0].as_deref(), Some("a-1000"));
+    let (engine, _s) = engine_with_s();
+    let err = engine
+        .query("SELECT roundd(v) FROM s")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("unknown function 'roundd'; did you mean 'round'?"),
+        "{err}"
+    );
+}

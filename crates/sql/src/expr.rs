@@ -253,6 +253,7 @@ impl<'a> ExprConverter<'a> {
                     _ => Expr::Cast(Cast::new(boxed(inner), target)),
                 }
             }
+            A::Function(f) if f.over.is_none() && is_scalar_call(f) => self.scalar_call(f, hook)?,
             A::Function(f) => match hook {
                 Some(h) => h(f)?,
                 None => {
@@ -267,6 +268,73 @@ impl<'a> ExprConverter<'a> {
             }
             other => return Err(SqlError::unsupported(format!("the expression {other}"))),
         })
+    }
+
+    /// A scalar function call such as `round(v, 2)` or `lower(key)`.
+    fn scalar_call(
+        &self,
+        f: &ast::Function,
+        hook: &mut Option<&mut AggregateHook<'_>>,
+    ) -> Result<Expr, SqlError> {
+        let name = f.name.to_string().to_ascii_lowercase();
+        let Some(udf) = scalar_function(&name) else {
+            return Err(SqlError::at(
+                SqlErrorKind::UnknownFunction {
+                    name: name.clone(),
+                    suggestion: closest(&name, function_names()),
+                },
+                location_of(&f.name),
+            ));
+        };
+        let list = match &f.args {
+            ast::FunctionArguments::List(list) => list.args.as_slice(),
+            ast::FunctionArguments::None => &[],
+            ast::FunctionArguments::Subquery(_) => return Err(SqlError::unsupported("subqueries")),
+        };
+        let mut args = Vec::new();
+        for arg in list {
+            match arg {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                    args.push(self.convert(e, hook)?)
+                }
+                other => {
+                    return Err(SqlError::unsupported(format!(
+                        "the argument {other} of {name}"
+                    )));
+                }
+            }
+        }
+        let fields = args
+            .iter()
+            .map(|a| {
+                Ok(Arc::new(arrow_schema::Field::new(
+                    "arg",
+                    self.type_of(a)?,
+                    true,
+                )))
+            })
+            .collect::<Result<Vec<_>, SqlError>>()?;
+        let coerced =
+            datafusion_expr::type_coercion::functions::fields_with_udf(&fields, udf.as_ref())
+                .map_err(|e| {
+                    let given: Vec<String> =
+                        fields.iter().map(|f| f.data_type().to_string()).collect();
+                    SqlError::at(
+                        SqlErrorKind::Plan(format!(
+                            "{name}({}) does not match its signature: {e}",
+                            given.join(", ")
+                        )),
+                        location_of(&f.name),
+                    )
+                })?;
+        let args = args
+            .into_iter()
+            .zip(&coerced)
+            .map(|(a, field)| self.cast_to(a, field.data_type()))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Expr::ScalarFunction(
+            datafusion_expr::expr::ScalarFunction::new_udf(Arc::clone(udf), args),
+        ))
     }
 
     fn like(
@@ -397,6 +465,43 @@ fn binary_operator(op: &BinaryOperator) -> Result<Operator, SqlError> {
         BinaryOperator::StringConcat => Operator::StringConcat,
         other => return Err(SqlError::unsupported(format!("the operator {other}"))),
     })
+}
+
+/// The scalar functions available in expressions, by name and alias.
+fn scalar_functions() -> &'static std::collections::HashMap<String, Arc<datafusion_expr::ScalarUDF>>
+{
+    static FUNCTIONS: std::sync::OnceLock<
+        std::collections::HashMap<String, Arc<datafusion_expr::ScalarUDF>>,
+    > = std::sync::OnceLock::new();
+    FUNCTIONS.get_or_init(|| {
+        let mut map = std::collections::HashMap::new();
+        for udf in datafusion_functions::all_default_functions() {
+            for alias in udf.aliases() {
+                map.insert(alias.to_ascii_lowercase(), Arc::clone(&udf));
+            }
+            map.insert(udf.name().to_ascii_lowercase(), udf);
+        }
+        map
+    })
+}
+
+/// The scalar function `name` (lower case), if sliq has it.
+pub fn scalar_function(name: &str) -> Option<&'static Arc<datafusion_expr::ScalarUDF>> {
+    scalar_functions().get(name)
+}
+
+/// Names of all scalar and aggregate functions, for suggestions.
+pub fn function_names() -> impl Iterator<Item = &'static str> {
+    scalar_functions()
+        .keys()
+        .map(String::as_str)
+        .chain(sliq_aggregates::registry::function_names())
+}
+
+/// Whether a call without `OVER` is a scalar function (not an aggregate).
+fn is_scalar_call(f: &ast::Function) -> bool {
+    let name = f.name.to_string().to_ascii_lowercase();
+    !sliq_aggregates::registry::is_aggregate(&name) && scalar_function(&name).is_some()
 }
 
 /// A SQL literal as a scalar value.

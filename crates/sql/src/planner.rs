@@ -501,7 +501,7 @@ impl AggregatePlanner<'_> {
         let name = object_name(&f.name).to_ascii_lowercase();
         let user = self.catalog.user_aggregate(&name);
         if user.is_none() && !registry::is_aggregate(&name) {
-            let names: Vec<&str> = registry::function_names().collect();
+            let names: Vec<&str> = crate::expr::function_names().collect();
             return Err(SqlError::at(
                 SqlErrorKind::UnknownFunction {
                     name: name.clone(),
