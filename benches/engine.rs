@@ -158,7 +158,14 @@ fn memory_per_key(keys: u64) -> f64 {
 }
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    // `--only TEXT` runs the throughput cases whose name contains TEXT.
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
     let rows = if quick { 400_000 } else { 2_000_000 };
     let one_row_rows = if quick { 50_000 } else { 200_000 };
     let queries = [
@@ -204,7 +211,10 @@ fn main() {
     for keys in [1_000u64, 100_000] {
         let input = data(rows, keys);
         let small = input.slice(0, one_row_rows);
-        for (name, sql) in &queries {
+        for (name, sql) in queries
+            .iter()
+            .filter(|(n, _)| only.as_ref().is_none_or(|o| n.contains(o.as_str())))
+        {
             for batch in [8192usize, 1] {
                 let data = if batch == 1 { &small } else { &input };
                 let per_s = throughput(sql, data, batch);
@@ -215,6 +225,9 @@ fn main() {
                 );
             }
         }
+    }
+    if only.is_some() {
+        return;
     }
     println!();
     let pushes = if quick { 20_000 } else { 100_000 };

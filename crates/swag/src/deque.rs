@@ -43,10 +43,11 @@
 //!
 //! All `unsafe` code of the crate lives in this module.
 
+use std::alloc::{self, Layout};
 use std::fmt;
 use std::marker::PhantomData;
 use std::mem::{self, MaybeUninit};
-use std::ptr::{self, NonNull};
+use std::ptr;
 
 /// The smallest block, in elements: a window of one element costs this much.
 pub const MIN_BLOCK: usize = 4;
@@ -54,69 +55,95 @@ pub const MIN_BLOCK: usize = 4;
 /// Blocks grow up to about this many bytes (and at least [`MIN_BLOCK`] elements).
 const MAX_BLOCK_BYTES: usize = 8 * 1024;
 
-/// One block of the list. Slots `[start, start + cap)` in absolute positions;
-/// only the slots inside the deque's `[front, end)` are initialized.
+/// One block of the list: this header, then `cap` slots in the same
+/// allocation (one pointer chase from a cursor to its element). Slots
+/// `[start, start + cap)` in absolute positions; only the slots inside the
+/// deque's `[front, end)` are initialized.
+///
+/// Blocks are only ever handled through raw pointers to their allocation,
+/// so that slot pointers keep the provenance of the whole allocation.
+#[repr(C)]
 struct Block<T> {
     prev: *mut Block<T>,
     next: *mut Block<T>,
-    /// Absolute position of `slots[0]`.
+    /// Absolute position of the first slot.
     start: usize,
-    /// `start + slots.len()`, kept so that cursor steps compare one field.
+    /// `start + cap`, kept so that cursor steps compare one field.
     limit: usize,
-    slots: Box<[MaybeUninit<T>]>,
+    cap: usize,
+    /// Where the slots begin (aligned for `T`).
+    slots: [MaybeUninit<T>; 0],
 }
 
 impl<T> Block<T> {
-    fn allocate(cap: usize) -> NonNull<Block<T>> {
-        let slots = std::iter::repeat_with(MaybeUninit::uninit)
-            .take(cap)
-            .collect();
-        let block = Box::new(Block {
-            prev: ptr::null_mut(),
-            next: ptr::null_mut(),
-            start: 0,
-            limit: cap,
-            slots,
-        });
-        NonNull::from(Box::leak(block))
+    fn layout(cap: usize) -> Layout {
+        // Block capacities are small (see `MAX_BLOCK_BYTES`), so neither step
+        // can overflow.
+        let slots = Layout::array::<MaybeUninit<T>>(cap).expect("block capacity is bounded");
+        let (layout, _) = Layout::new::<Block<T>>()
+            .extend(slots)
+            .expect("block capacity is bounded");
+        layout.pad_to_align()
     }
 
-    #[inline]
-    fn cap(&self) -> usize {
-        self.slots.len()
+    /// A new, unlinked block with `cap` uninitialized slots.
+    fn allocate(cap: usize) -> *mut Block<T> {
+        let layout = Self::layout(cap);
+        // SAFETY: the layout has a non-zero size (the header).
+        let block = unsafe { alloc::alloc(layout) }.cast::<Block<T>>();
+        if block.is_null() {
+            alloc::handle_alloc_error(layout);
+        }
+        // SAFETY: `block` is a fresh allocation large enough for the header.
+        unsafe {
+            block.write(Block {
+                prev: ptr::null_mut(),
+                next: ptr::null_mut(),
+                start: 0,
+                limit: cap,
+                cap,
+                slots: [],
+            });
+        }
+        block
     }
 
-    #[inline]
-    fn end(&self) -> usize {
-        self.limit
+    /// Frees a block whose slots hold no element.
+    ///
+    /// # Safety
+    /// `block` came from [`Block::allocate`] and is not used afterwards.
+    unsafe fn free(block: *mut Block<T>) {
+        // SAFETY: allocated with this layout (same `cap`); the header needs
+        // no drop and the slots hold no element.
+        unsafe { alloc::dealloc(block.cast(), Self::layout((*block).cap)) }
     }
 
     /// Places the block at absolute positions `[start, start + cap)`.
-    fn place_at(&mut self, start: usize) {
-        self.start = start;
-        self.limit = start + self.cap();
+    ///
+    /// # Safety
+    /// `block` is a live block.
+    unsafe fn place_at(block: *mut Block<T>, start: usize) {
+        // SAFETY: by the caller's contract.
+        unsafe {
+            (*block).start = start;
+            (*block).limit = start + (*block).cap;
+        }
     }
 
     /// The slot at absolute position `pos`.
     ///
     /// # Safety
-    /// `start <= pos < end()`.
+    /// `block` is a live block and `start <= pos < start + cap`.
     #[inline]
-    unsafe fn slot(&mut self, pos: usize) -> &mut MaybeUninit<T> {
-        debug_assert!(self.start <= pos && pos < self.end());
-        // SAFETY: in bounds by the caller's contract.
-        unsafe { self.slots.get_unchecked_mut(pos - self.start) }
-    }
-
-    /// The slot at absolute position `pos`, shared.
-    ///
-    /// # Safety
-    /// `start <= pos < end()`.
-    #[inline]
-    unsafe fn slot_ref(&self, pos: usize) -> &MaybeUninit<T> {
-        debug_assert!(self.start <= pos && pos < self.end());
-        // SAFETY: in bounds by the caller's contract.
-        unsafe { self.slots.get_unchecked(pos - self.start) }
+    unsafe fn slot(block: *mut Block<T>, pos: usize) -> *mut MaybeUninit<T> {
+        // SAFETY: in bounds of the allocation by the caller's contract; the
+        // pointer is derived from the allocation's own pointer.
+        unsafe {
+            debug_assert!((*block).start <= pos && pos < (*block).limit);
+            ptr::addr_of_mut!((*block).slots)
+                .cast::<MaybeUninit<T>>()
+                .add(pos - (*block).start)
+        }
     }
 }
 
@@ -176,7 +203,7 @@ impl<T> Cursor<T> {
 /// Invariants:
 /// - either no block is allocated (`head` and `tail` are null, `front == end`),
 ///   or `head ..= tail` is a linked chain whose slot ranges are contiguous;
-/// - `head.start <= front < head.end()` and `tail.start <= end < tail.end()`:
+/// - `head.start <= front < head.limit` and `tail.start <= end < tail.limit`:
 ///   the end position always lies inside an allocated block (a full tail gets
 ///   its successor linked at once), so a cursor at `end` is always valid;
 /// - slots in `[front, end)` are initialized, all others are not.
@@ -265,17 +292,16 @@ impl<T> ChunkedDeque<T> {
         if self.tail.is_null() {
             let block = self.take_block(self.first_block);
             // SAFETY: `block` is a fresh, exclusively owned block.
-            unsafe { (*block).place_at(self.end) };
+            unsafe { Block::place_at(block, self.end) };
             self.head = block;
             self.tail = block;
         }
         // SAFETY: `tail` is allocated and `end` lies in its slot range (struct
         // invariant); the slot is uninitialized because it is at `end`.
         unsafe {
-            let tail = &mut *self.tail;
-            tail.slot(self.end).write(value);
+            (*Block::slot(self.tail, self.end)).write(value);
             self.end += 1;
-            if self.end == tail.end() {
+            if self.end == (*self.tail).limit {
                 self.link_tail();
             }
         }
@@ -292,13 +318,12 @@ impl<T> ChunkedDeque<T> {
         // SAFETY: non-empty, so `head` is allocated and the slot at `front`
         // is initialized; it is read once and then left uninitialized.
         let value = unsafe {
-            let head = &mut *self.head;
-            let value = head.slot(self.front).assume_init_read();
+            let value = (*Block::slot(self.head, self.front)).assume_init_read();
             self.front += 1;
-            if self.front == head.end() {
+            if self.front == (*self.head).limit {
                 // `end >= front` lies in a later block, which is linked.
                 let drained = self.head;
-                self.head = head.next;
+                self.head = (*drained).next;
                 (*self.head).prev = ptr::null_mut();
                 self.recycle(drained);
             }
@@ -326,8 +351,7 @@ impl<T> ChunkedDeque<T> {
                 self.recycle(emptied);
             }
             self.end -= 1;
-            let tail = &mut *self.tail;
-            tail.slot(self.end).assume_init_read()
+            (*Block::slot(self.tail, self.end)).assume_init_read()
         };
         self.debug_check();
         Some(value)
@@ -340,10 +364,7 @@ impl<T> ChunkedDeque<T> {
             return None;
         }
         // SAFETY: non-empty, so the slot at `front` in `head` is initialized.
-        unsafe {
-            let head = &*self.head;
-            Some(head.slot_ref(self.front).assume_init_ref())
-        }
+        unsafe { Some((*Block::slot(self.head, self.front)).assume_init_ref()) }
     }
 
     /// The back (youngest) element. **O(1).**
@@ -381,7 +402,7 @@ impl<T> ChunkedDeque<T> {
     pub fn heap_bytes(&self) -> usize {
         let block_bytes = |b: *mut Block<T>| {
             // SAFETY: `b` is an allocated block owned by this deque.
-            mem::size_of::<Block<T>>() + unsafe { (*b).cap() } * mem::size_of::<T>()
+            Block::<T>::layout(unsafe { (*b).cap }).size()
         };
         let mut total = 0;
         let mut b = self.head;
@@ -424,7 +445,7 @@ impl<T> ChunkedDeque<T> {
         let mut block = self.head;
         // SAFETY: walks linked, owned blocks; `pos <= end` lies in one of them.
         unsafe {
-            while !block.is_null() && pos >= (*block).end() {
+            while !block.is_null() && pos >= (*block).limit {
                 block = (*block).next;
             }
         }
@@ -447,7 +468,7 @@ impl<T> ChunkedDeque<T> {
         // allocated; if `c.pos` is past it, the successor is linked because
         // `c.pos <= end` and `end` lies in an allocated block.
         unsafe {
-            if c.pos == (*c.block).end() {
+            if c.pos == (*c.block).limit {
                 c.block = (*c.block).next;
             }
         }
@@ -474,7 +495,7 @@ impl<T> ChunkedDeque<T> {
         self.debug_check_element(c);
         // SAFETY: `c.block` holds `c.pos` and the slot is initialized because
         // `c.pos` is in `[front, end)`; the borrow is tied to `&self`.
-        unsafe { (*c.block).slot_ref(c.pos).assume_init_ref() }
+        unsafe { (*Block::slot(c.block, c.pos)).assume_init_ref() }
     }
 
     /// The element at `c`, mutably. Requires `front <= c.pos < end`.
@@ -482,7 +503,7 @@ impl<T> ChunkedDeque<T> {
     pub(crate) fn get_mut(&mut self, c: &Cursor<T>) -> &mut T {
         self.debug_check_element(c);
         // SAFETY: as in `get`; the borrow is tied to `&mut self`.
-        unsafe { (*c.block).slot(c.pos).assume_init_mut() }
+        unsafe { (*Block::slot(c.block, c.pos)).assume_init_mut() }
     }
 
     /// The element at `target` mutably and the one at `source` shared.
@@ -495,14 +516,8 @@ impl<T> ChunkedDeque<T> {
         // SAFETY: both slots are initialized (as in `get`) and distinct, so the
         // two references do not alias; both borrows are tied to `&mut self`.
         unsafe {
-            let t = (*target.block)
-                .slots
-                .as_mut_ptr()
-                .add(target.pos - (*target.block).start);
-            let s = (*source.block)
-                .slots
-                .as_ptr()
-                .add(source.pos - (*source.block).start);
+            let t = Block::slot(target.block, target.pos);
+            let s = Block::slot(source.block, source.pos);
             ((*t).assume_init_mut(), (*s).assume_init_ref())
         }
     }
@@ -517,7 +532,7 @@ impl<T> ChunkedDeque<T> {
         let block = self.take_block(Self::block_size_for(self.len() + 1));
         // SAFETY: `block` is exclusively owned; `tail` is allocated.
         unsafe {
-            (*block).place_at(self.end);
+            Block::place_at(block, self.end);
             (*block).prev = self.tail;
             (*block).next = ptr::null_mut();
             (*self.tail).next = block;
@@ -528,10 +543,10 @@ impl<T> ChunkedDeque<T> {
     /// A block of at least `cap` slots: the spare if large enough.
     fn take_block(&mut self, cap: usize) -> *mut Block<T> {
         // SAFETY: a non-null spare is an owned, unlinked block.
-        if !self.spare.is_null() && unsafe { (*self.spare).cap() } >= cap {
+        if !self.spare.is_null() && unsafe { (*self.spare).cap } >= cap {
             return mem::replace(&mut self.spare, ptr::null_mut());
         }
-        Block::allocate(cap).as_ptr()
+        Block::allocate(cap)
     }
 
     /// Keeps a drained, unlinked block as the spare (the larger of the two is
@@ -547,10 +562,10 @@ impl<T> ChunkedDeque<T> {
             (*block).next = ptr::null_mut();
             if self.spare.is_null() {
                 self.spare = block;
-            } else if (*block).cap() > (*self.spare).cap() {
-                drop(Box::from_raw(mem::replace(&mut self.spare, block)));
+            } else if (*block).cap > (*self.spare).cap {
+                Block::free(mem::replace(&mut self.spare, block));
             } else {
-                drop(Box::from_raw(block));
+                Block::free(block);
             }
         }
     }
@@ -560,8 +575,8 @@ impl<T> ChunkedDeque<T> {
         if !self.head.is_null() {
             // SAFETY: head and tail are allocated blocks of this deque.
             unsafe {
-                debug_assert!((*self.head).start <= self.front && self.front < (*self.head).end());
-                debug_assert!((*self.tail).start <= self.end && self.end < (*self.tail).end());
+                debug_assert!((*self.head).start <= self.front && self.front < (*self.head).limit);
+                debug_assert!((*self.tail).start <= self.end && self.end < (*self.tail).limit);
             }
         }
     }
@@ -594,13 +609,13 @@ impl<T> Drop for ChunkedDeque<T> {
             // above (or need no drop), so freeing the slots drops nothing.
             unsafe {
                 let next = (*b).next;
-                drop(Box::from_raw(b));
+                Block::free(b);
                 b = next;
             }
         }
         if !self.spare.is_null() {
             // SAFETY: the spare is owned and holds no element.
-            unsafe { drop(Box::from_raw(self.spare)) };
+            unsafe { Block::free(self.spare) };
         }
     }
 }
