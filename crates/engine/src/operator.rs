@@ -80,6 +80,11 @@ pub trait AggregateOperator: Send {
     ) -> (ArrayRef, usize, Option<String>);
 }
 
+/// How many rows ahead the per-key loop prefetches each stage.
+const PREFETCH_STRUCT: usize = 12;
+const PREFETCH_BLOCKS: usize = 8;
+const PREFETCH_SLOTS: usize = 4;
+
 /// An aggregate's windows, one per key, each a `W`.
 struct WindowOperator<A: Aggregate, W> {
     aggregate: A,
@@ -103,6 +108,18 @@ impl<A: Aggregate, W: FifoAggregator<A> + Send> AggregateOperator for WindowOper
         let mut failed = 0;
         let mut first_error = None;
         for (row, &key) in key_ids.iter().enumerate() {
+            // Windows of different keys live far apart in memory: fetch the
+            // ones a few rows ahead in two stages (window struct, then its
+            // blocks, then its slots) so their cache misses overlap.
+            if let Some(&ahead) = key_ids.get(row + PREFETCH_STRUCT) {
+                sliq_swag::prefetch(self.windows.as_ptr().wrapping_add(ahead as usize));
+            }
+            if let Some(&ahead) = key_ids.get(row + PREFETCH_BLOCKS) {
+                self.windows[ahead as usize].prefetch_blocks();
+            }
+            if let Some(&ahead) = key_ids.get(row + PREFETCH_SLOTS) {
+                self.windows[ahead as usize].prefetch_slots();
+            }
             if frame.late[row] {
                 write_null(&self.output, &mut sink);
                 continue;

@@ -174,6 +174,20 @@ impl<M: Monoid> FifoAggregator<M> for DabaLite<M> {
     fn len(&self) -> usize {
         self.deque.len()
     }
+
+    fn prefetch_blocks(&self) {
+        let (front, end) = (self.deque.cursor_front(), self.deque.cursor_end());
+        for c in [&front, &end, &self.l, &self.a] {
+            self.deque.prefetch_block(c);
+        }
+    }
+
+    fn prefetch_slots(&self) {
+        let (front, end) = (self.deque.cursor_front(), self.deque.cursor_end());
+        for c in [&front, &end, &self.l, &self.a] {
+            self.deque.prefetch_slot(c);
+        }
+    }
 }
 
 impl<M: Monoid + Clone> Clone for DabaLite<M> {

@@ -419,6 +419,28 @@ impl<T> ChunkedDeque<T> {
 
     // ---- crate-internal cursors ----
 
+    /// Prefetches the header of the block `c` is in (see
+    /// [`FifoAggregator::prefetch_blocks`](crate::FifoAggregator::prefetch_blocks)).
+    #[inline]
+    pub(crate) fn prefetch_block(&self, c: &Cursor<T>) {
+        crate::prefetch(c.block);
+    }
+
+    /// Prefetches the slot at `c` (reads its block header, which should be
+    /// cached by then). Any cursor is fine: prefetching never faults.
+    #[inline]
+    pub(crate) fn prefetch_slot(&self, c: &Cursor<T>) {
+        if c.block.is_null() {
+            return;
+        }
+        // SAFETY: `c.block` is a live block of this deque (cursor invariant);
+        // the slot address is only computed (wrapping) and prefetched.
+        unsafe {
+            let base = ptr::addr_of!((*c.block).slots).cast::<MaybeUninit<T>>();
+            crate::prefetch(base.wrapping_add(c.pos.wrapping_sub((*c.block).start)));
+        }
+    }
+
     /// A cursor at the front position (`F`). On a deque that never held an
     /// element the cursor has no block; it may only be compared.
     #[inline]

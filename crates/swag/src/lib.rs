@@ -127,4 +127,30 @@ pub trait FifoAggregator<M: Monoid> {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// A hint, first of two: start fetching the memory blocks the next
+    /// operations will touch. Callers that process many windows in turn
+    /// (the engine's per-key loop) call it a few windows ahead, then
+    /// [`prefetch_slots`](FifoAggregator::prefetch_slots) closer to the use,
+    /// to overlap cache misses. Changes nothing; the default does nothing.
+    fn prefetch_blocks(&self) {}
+
+    /// A hint, second of two: start fetching the slots the next insert,
+    /// evict and query will read or write. Best called after
+    /// [`prefetch_blocks`](FifoAggregator::prefetch_blocks) had time to land.
+    fn prefetch_slots(&self) {}
+}
+
+/// Asks the CPU to bring the cache line at `p` closer. Never faults, whatever
+/// `p` points to; a no-op on targets without a prefetch instruction.
+#[inline(always)]
+pub fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching only hints the cache; it never dereferences.
+    #[allow(unused_unsafe)]
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(p.cast::<i8>(), core::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
