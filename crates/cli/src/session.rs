@@ -1,0 +1,265 @@
+//! Running statements: the engine does the SQL; the session attaches
+//! sources to streams and prints query results.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use sliq_engine::{Engine, EngineError, Executed, Query, Stream};
+
+use crate::output::{OutputFormat, ResultWriter};
+use crate::source::{SourceError, SourceSpec};
+
+/// Why a statement failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// SQL or engine error.
+    #[error("{0}")]
+    Engine(#[from] EngineError),
+    /// A source could not be opened or read.
+    #[error("{0}")]
+    Source(#[from] SourceError),
+    /// Writing results failed.
+    #[error("{0}")]
+    Output(String),
+}
+
+/// A live stream fed by a background thread (the demo feed).
+struct Feed {
+    stop: Arc<AtomicBool>,
+}
+
+/// Statements and their results, for one `sliq` process.
+pub struct Session {
+    engine: Engine,
+    format: OutputFormat,
+    /// Sources declared with the streams, by stream name.
+    sources: HashMap<String, SourceSpec>,
+    feeds: Vec<Feed>,
+    /// Set by Ctrl-C: stop the running query.
+    interrupted: Arc<AtomicBool>,
+    /// Print a summary line after each query (and timing in the REPL).
+    pub timing: bool,
+}
+
+impl Session {
+    /// A session printing results in `format`; `interrupted` is raised by Ctrl-C.
+    pub fn new(format: OutputFormat, interrupted: Arc<AtomicBool>) -> Self {
+        Session {
+            engine: Engine::builder().channel_capacity(256).build(),
+            format,
+            sources: HashMap::new(),
+            feeds: Vec::new(),
+            interrupted,
+            timing: true,
+        }
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The output format.
+    pub fn set_format(&mut self, format: OutputFormat) {
+        self.format = format;
+    }
+
+    /// Registers the demo stream `sensors` and feeds it from a background
+    /// thread at about 1,000 events/s over 40 sensors.
+    pub fn start_demo(&mut self) -> Result<(), SessionError> {
+        self.engine.execute(
+            "CREATE STREAM sensors (ts TIMESTAMP, sensor VARCHAR, value DOUBLE) WITH (event_time = 'ts')",
+        )?;
+        let stream = self.engine.stream("sensors")?;
+        let spec = SourceSpec::Generator {
+            rate: 1000.0,
+            keys: 40,
+            rows: None,
+        };
+        let reader = spec.open(stream.schema(), Some("ts"))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            for batch in reader {
+                if flag.load(Ordering::Relaxed) {
+                    break;
+                }
+                if let Ok(batch) = batch {
+                    // A push only fails on a schema mismatch, which the
+                    // generator cannot produce.
+                    let _ = stream.push(batch);
+                }
+            }
+        });
+        self.feeds.push(Feed { stop });
+        Ok(())
+    }
+
+    /// Runs every statement of `sql` in order, printing results.
+    pub fn run(&mut self, sql: &str) -> Result<(), SessionError> {
+        for executed in self.engine.execute(sql)? {
+            self.show(executed)?;
+        }
+        Ok(())
+    }
+
+    fn show(&mut self, executed: Executed) -> Result<(), SessionError> {
+        match executed {
+            Executed::StreamCreated(stream) => {
+                let info = stream.info();
+                if let Some(spec) = SourceSpec::from_options(info.options.options())? {
+                    self.sources.insert(stream.name().to_string(), spec);
+                }
+                eprintln!("created stream {}", stream.name());
+            }
+            Executed::StreamDropped(name, existed) => {
+                self.sources.remove(&name);
+                if existed {
+                    eprintln!("dropped stream {name}");
+                }
+            }
+            Executed::Streams(streams) => {
+                for s in streams {
+                    let columns: Vec<String> = s
+                        .schema
+                        .fields()
+                        .iter()
+                        .map(|f| format!("{} {}", f.name(), f.data_type()))
+                        .collect();
+                    println!(
+                        "{} ({}) — {} queries",
+                        s.name,
+                        columns.join(", "),
+                        s.queries
+                    );
+                }
+            }
+            Executed::Queries(queries) => {
+                for q in queries {
+                    println!("{}: {} [{}]", q.id, q.sql, q.stream);
+                }
+            }
+            Executed::Described(info) => {
+                for f in info.schema.fields() {
+                    let time = if info.options.event_time_column() == Some(f.name().as_str()) {
+                        "  (event time)"
+                    } else {
+                        ""
+                    };
+                    println!(
+                        "{:<20} {}{}{time}",
+                        f.name(),
+                        f.data_type(),
+                        if f.is_nullable() { "" } else { " NOT NULL" }
+                    );
+                }
+                for (k, v) in info.options.options() {
+                    println!("  {k} = '{v}'");
+                }
+            }
+            Executed::Explained(text) => print!("{text}"),
+            Executed::Set(name, value) => eprintln!("{name} = '{value}'"),
+            Executed::Inserted(stream, rows) => eprintln!("inserted {rows} row(s) into {stream}"),
+            Executed::Query(query) => self.follow(query)?,
+        }
+        Ok(())
+    }
+
+    /// Prints a query's results: drives its stream's source to the end, or
+    /// prints live results until Ctrl-C.
+    fn follow(&mut self, query: Query) -> Result<(), SessionError> {
+        let stream_name = self
+            .engine
+            .queries()
+            .into_iter()
+            .find(|q| q.id == query.id())
+            .map(|q| q.stream)
+            .unwrap_or_default();
+        let stream = self.engine.stream(&stream_name)?;
+        let mut writer =
+            ResultWriter::new(self.format, query.schema()).map_err(SessionError::Output)?;
+        self.interrupted.store(false, Ordering::Relaxed);
+        let start = Instant::now();
+        let rows_in = match self.sources.get(&stream_name).cloned() {
+            Some(spec) => self.drive(&spec, &stream, &query, &mut writer)?,
+            None => {
+                self.print_live(&query, &mut writer)?;
+                0
+            }
+        };
+        writer.flush().map_err(SessionError::Output)?;
+        let secs = start.elapsed().as_secs_f64();
+        if self.timing {
+            let rate = if secs > 0.0 {
+                rows_in as f64 / secs
+            } else {
+                0.0
+            };
+            eprintln!(
+                "rows in {rows_in}, rows out {}, {secs:.3} s, {:.0} rows/s",
+                writer.rows(),
+                rate
+            );
+        }
+        Ok(())
+    }
+
+    /// Reads `spec` into `stream`, writing `query`'s results; returns rows read.
+    fn drive(
+        &self,
+        spec: &SourceSpec,
+        stream: &Stream,
+        query: &Query,
+        writer: &mut ResultWriter,
+    ) -> Result<u64, SessionError> {
+        let event_time = stream
+            .info()
+            .options
+            .event_time_column()
+            .map(str::to_string);
+        let reader = spec.open(stream.schema(), event_time.as_deref())?;
+        let live = !spec.is_finite();
+        let mut rows = 0;
+        for batch in reader {
+            if self.interrupted.load(Ordering::Relaxed) {
+                break;
+            }
+            let batch = batch?;
+            rows += batch.num_rows() as u64;
+            stream.push(batch)?;
+            while let Some(out) = query.try_recv()? {
+                writer.write(&out).map_err(SessionError::Output)?;
+            }
+            if live {
+                writer.flush().map_err(SessionError::Output)?;
+            }
+        }
+        Ok(rows)
+    }
+
+    /// Prints results of a query over a stream fed elsewhere, until Ctrl-C.
+    fn print_live(&self, query: &Query, writer: &mut ResultWriter) -> Result<(), SessionError> {
+        while !self.interrupted.load(Ordering::Relaxed) {
+            match query.recv_timeout(Duration::from_millis(100)) {
+                Ok(batch) => {
+                    writer.write(&batch).map_err(SessionError::Output)?;
+                    writer.flush().map_err(SessionError::Output)?;
+                }
+                Err(EngineError::Timeout) => {}
+                Err(EngineError::Closed) => break,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        for feed in &self.feeds {
+            feed.stop.store(true, Ordering::Relaxed);
+        }
+    }
+}
