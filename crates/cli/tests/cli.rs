@@ -1,0 +1,206 @@
+//! The real `sliq` binary: scripts over files and stdin, output formats,
+//! error paths and exit codes.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+
+fn sliq() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_sliq"))
+}
+
+fn run(args: &[&str]) -> Output {
+    sliq().args(args).output().expect("sliq runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A scratch file with `content`, unique per test.
+fn scratch(name: &str, content: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sliq-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, content).unwrap();
+    path
+}
+
+const DATA: &str = "seq,ts,key,v\n0,1000,a,5\n1,2000,b,1.5\n2,3000,a,3\n3,14000,a,4\n4,15000,b,\n";
+
+#[test]
+fn worked_example_prints_a_header_and_one_line_per_row() {
+    let path = scratch("data.csv", DATA.as_bytes());
+    let sql = format!(
+        "CREATE STREAM s (seq BIGINT, ts BIGINT, key VARCHAR, v DOUBLE) WITH (path = '{}', format = 'csv', event_time = 'ts'); \
+         SELECT seq, key, max(v) OVER (ROWS 999 PRECEDING) AS m, count(*) OVER (RANGE '10s') AS c FROM s GROUP BY key;",
+        path.display()
+    );
+    let out = run(&["--format", "csv", "-c", &sql]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // At 14 s, key a's RANGE window [4 s, 14 s] no longer holds its rows at 1 s and 3 s.
+    assert_eq!(
+        stdout(&out),
+        "seq,key,m,c\n0,a,5.0,1\n1,b,1.5,1\n2,a,5.0,2\n3,a,5.0,1\n4,b,1.5,1\n"
+    );
+    assert!(
+        stderr(&out).contains("rows in 5, rows out 5"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn scripts_json_output_and_stdin() {
+    let script = scratch(
+        "script.sql",
+        b"CREATE STREAM s (seq BIGINT, ts BIGINT, key VARCHAR, v DOUBLE) WITH (source = 'stdin', event_time = 'ts');\n\
+          SELECT seq, sum(v) OVER (PARTITION BY key ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS total FROM s;\n",
+    );
+    let mut child = sliq()
+        .args(["--format", "json", "-f", script.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(DATA.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
+    assert_eq!(lines[0], r#"{"seq":0,"total":5.0}"#);
+    assert_eq!(lines[2], r#"{"seq":2,"total":8.0}"#);
+    assert_eq!(lines.len(), 5);
+}
+
+#[test]
+fn json_lines_and_arrow_files_are_sources_too() {
+    let jsonl = scratch(
+        "data.jsonl",
+        b"{\"k\":\"x\",\"v\":1.0}\n{\"k\":\"x\",\"v\":3.0}\n{\"k\":\"y\",\"v\":2.0}\n",
+    );
+    let sql = format!(
+        "CREATE STREAM j (k VARCHAR, v DOUBLE) WITH (path = '{}', format = 'jsonl'); \
+         SELECT k, avg(v) OVER (ROWS 5 PRECEDING) AS a FROM j GROUP BY k;",
+        jsonl.display()
+    );
+    let out = run(&["--format", "csv", "-c", &sql]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "k,a\nx,1.0\nx,2.0\ny,2.0\n");
+
+    use arrow_array::{Float64Array, RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Utf8, true),
+        Field::new("v", DataType::Float64, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(StringArray::from(vec!["x", "x"])),
+            Arc::new(Float64Array::from(vec![4.0, 2.0])),
+        ],
+    )
+    .unwrap();
+    let mut bytes = Vec::new();
+    let mut writer = arrow_ipc::writer::FileWriter::try_new(&mut bytes, &schema).unwrap();
+    writer.write(&batch).unwrap();
+    writer.finish().unwrap();
+    drop(writer);
+    let arrow = scratch("data.arrow", &bytes);
+    let sql = format!(
+        "CREATE STREAM a (k VARCHAR, v DOUBLE) WITH (path = '{}', format = 'arrow'); \
+         SELECT k, min(v) OVER (ROWS 5 PRECEDING) AS lo FROM a GROUP BY k;",
+        arrow.display()
+    );
+    let out = run(&["--format", "csv", "-c", &sql]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "k,lo\nx,4.0\nx,2.0\n");
+}
+
+#[test]
+fn generator_source_runs_to_its_row_count() {
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        "CREATE STREAM g (ts BIGINT, key VARCHAR, v DOUBLE) WITH (source = 'generator', rows = 1000, keys = 7, event_time = 'ts'); \
+         SELECT key, count(*) OVER (ROWS UNBOUNDED PRECEDING) AS n FROM g GROUP BY key;",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().count(), 1001);
+    assert!(stderr(&out).contains("rows in 1000, rows out 1000"));
+}
+
+#[test]
+fn malformed_csv_lines_fail_with_their_line_number_or_are_skipped() {
+    let path = scratch(
+        "bad.csv",
+        b"seq,ts,key,v\n0,1000,a,5\n1,2000,b,oops\n2,3000,a,3\n",
+    );
+    let create = |on_error: &str| {
+        format!(
+            "CREATE STREAM s (seq BIGINT, ts BIGINT, key VARCHAR, v DOUBLE) WITH (path = '{}', on_error = '{on_error}'); \
+             SELECT seq, count(*) OVER (ROWS 9 PRECEDING) AS n FROM s;",
+            path.display()
+        )
+    };
+    let out = run(&["--format", "csv", "-c", &create("fail")]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("bad.csv, line 3:"), "{err}");
+    let out = run(&["--format", "csv", "-c", &create("skip")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "seq,n\n0,1\n2,2\n");
+    assert!(
+        stderr(&out).contains("skipped") && stderr(&out).contains("line 3"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn statement_errors_exit_1_with_a_caret_and_bad_arguments_exit_2() {
+    let out = run(&[
+        "-c",
+        "CREATE STREAM s (v DOUBLE); SELECT max(v) OVER (ROWS 3 PRECEDING FROM s;",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("syntax error") && err.contains('^'), "{err}");
+
+    let out = run(&["-c", "SELECT max(v) OVER (ROWS 3 PRECEDING) FROM nowhere;"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("unknown stream 'nowhere'"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = run(&[
+        "-c",
+        "CREATE STREAM s (v DOUBLE) WITH (path = '/definitely/not/here.csv'); SELECT v FROM s;",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("/definitely/not/here.csv"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = run(&["-f", "/definitely/not/here.sql"]);
+    assert_eq!(out.status.code(), Some(1));
+
+    let out = run(&["--format", "yaml", "-c", "SHOW STREAMS;"]);
+    assert_eq!(out.status.code(), Some(2));
+}
