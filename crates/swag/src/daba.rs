@@ -92,9 +92,11 @@ impl<M: Monoid> Daba<M> {
                 self.b = end;
             }
             if self.l == self.r {
+                // Shift; |[L,R)| = |[R,A)|, so L = R = A here.
+                debug_assert!(self.r == self.a);
                 self.deque.step(&mut self.a);
-                self.deque.step(&mut self.r);
-                self.deque.step(&mut self.l);
+                self.r = self.a;
+                self.l = self.a;
             } else {
                 self.shrink();
             }

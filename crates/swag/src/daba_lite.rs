@@ -96,9 +96,11 @@ impl<M: Monoid> DabaLite<M> {
             }
             if self.l == self.r {
                 // Shift: [F,L) and [A,B) hold the same kind of aggregate.
+                // |[L,R)| = |[R,A)|, so L = R = A here: move one, copy it.
+                debug_assert!(self.r == self.a);
                 self.deque.step(&mut self.a);
-                self.deque.step(&mut self.r);
-                self.deque.step(&mut self.l);
+                self.r = self.a;
+                self.l = self.a;
             } else {
                 // Shrink: *L = ΠL ⊗ aggRA; *(A-1) = *(A-1) ⊗ ΠA.
                 self.monoid
