@@ -207,6 +207,8 @@ impl Session {
     }
 
     /// Reads `spec` into `stream`, writing `query`'s results; returns rows read.
+    /// Parsing runs on its own thread, so that reading, windows and output
+    /// overlap on two cores.
     fn drive(
         &self,
         spec: &SourceSpec,
@@ -221,22 +223,41 @@ impl Session {
             .map(str::to_string);
         let reader = spec.open(stream.schema(), event_time.as_deref())?;
         let live = !spec.is_finite();
-        let mut rows = 0;
-        for batch in reader {
-            if self.interrupted.load(Ordering::Relaxed) {
-                break;
-            }
-            let batch = batch?;
-            rows += batch.num_rows() as u64;
-            stream.push(batch)?;
-            while let Some(out) = query.try_recv()? {
-                writer.write(&out).map_err(SessionError::Output)?;
-            }
-            if live {
-                writer.flush().map_err(SessionError::Output)?;
-            }
+        let (batches, incoming) = crossbeam_channel::bounded(4);
+        let stop = Arc::new(AtomicBool::new(false));
+        {
+            let stop = Arc::clone(&stop);
+            // Not joined: a parser blocked reading stdin ends at its next
+            // batch, when it finds the channel closed.
+            std::thread::spawn(move || {
+                for batch in reader {
+                    let failed = batch.is_err();
+                    if stop.load(Ordering::Relaxed) || batches.send(batch).is_err() || failed {
+                        break;
+                    }
+                }
+            });
         }
-        Ok(rows)
+        let mut rows = 0;
+        let result = (|| {
+            for batch in incoming.iter() {
+                if self.interrupted.load(Ordering::Relaxed) {
+                    break;
+                }
+                let batch = batch?;
+                rows += batch.num_rows() as u64;
+                stream.push(batch)?;
+                while let Some(out) = query.try_recv()? {
+                    writer.write(&out).map_err(SessionError::Output)?;
+                }
+                if live {
+                    writer.flush().map_err(SessionError::Output)?;
+                }
+            }
+            Ok(())
+        })();
+        stop.store(true, Ordering::Relaxed);
+        result.map(|()| rows)
     }
 
     /// Prints results of a query over a stream fed elsewhere, until Ctrl-C.
