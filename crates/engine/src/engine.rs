@@ -212,10 +212,21 @@ struct StreamState {
     name: String,
     schema: SchemaRef,
     options: StreamOptions,
-    queries: RwLock<Vec<Arc<QueryState>>>,
+    /// The queries reading the stream; replaced whole (copy on write) when
+    /// one starts or stops, so that a push takes a snapshot without copying.
+    queries: RwLock<Arc<Vec<Arc<QueryState>>>>,
     /// Serializes pushes, so every query sees batches in one order.
     push_lock: Mutex<()>,
     stats: Mutex<StreamStats>,
+}
+
+impl StreamState {
+    fn update_queries(&self, change: impl FnOnce(&mut Vec<Arc<QueryState>>)) {
+        let mut queries = self.queries.write();
+        let mut updated = queries.as_ref().clone();
+        change(&mut updated);
+        *queries = Arc::new(updated);
+    }
 }
 
 struct Inner {
@@ -391,7 +402,7 @@ impl Engine {
             name: name.to_string(),
             schema,
             options,
-            queries: RwLock::new(Vec::new()),
+            queries: RwLock::new(Arc::new(Vec::new())),
             push_lock: Mutex::new(()),
             stats: Mutex::new(StreamStats {
                 name: name.to_string(),
@@ -426,7 +437,7 @@ impl Engine {
         };
         match removed {
             Some(state) => {
-                state.queries.write().clear();
+                *state.queries.write() = Arc::new(Vec::new());
                 Ok(())
             }
             None => Err(self.unknown_stream(name)),
@@ -582,7 +593,7 @@ impl Engine {
                 ..Default::default()
             }),
         });
-        stream.queries.write().push(state);
+        stream.update_queries(|queries| queries.push(state));
         Ok(Query {
             id,
             schema: Arc::clone(&plan.output_schema),
@@ -613,7 +624,7 @@ impl Engine {
             .streams
             .read()
             .values()
-            .flat_map(|s| s.queries.read().clone())
+            .flat_map(|s| s.queries.read().to_vec())
             .map(|q| QueryInfo {
                 id: q.id,
                 stream: q.stream.clone(),
@@ -630,7 +641,7 @@ impl Engine {
         let streams = self.inner.streams.read();
         let mut queries: Vec<QueryStats> = streams
             .values()
-            .flat_map(|s| s.queries.read().clone())
+            .flat_map(|s| s.queries.read().to_vec())
             .map(|q| {
                 let mut stats = q.stats.lock().clone();
                 stats.keys = q.compiled.lock().key_counts();
@@ -742,9 +753,9 @@ impl Stream {
             });
         }
         let _order = state.push_lock.lock();
-        let queries = state.queries.read().clone();
+        let queries = Arc::clone(&state.queries.read());
         if state.options.on_late == OnLate::Error {
-            for q in &queries {
+            for q in queries.iter() {
                 let late = q.compiled.lock().find_late(&batch);
                 if let Ok(late) = late
                     && let Some(first) = late.first()
@@ -761,7 +772,7 @@ impl Stream {
             }
         }
         let mut late_rows = 0;
-        for q in &queries {
+        for q in queries.iter() {
             let result = q.compiled.lock().process(&batch);
             let message = {
                 let mut stats = q.stats.lock();
@@ -912,6 +923,8 @@ impl Query {
 
 impl Drop for Query {
     fn drop(&mut self) {
-        self.stream.queries.write().retain(|q| q.id != self.id);
+        let id = self.id;
+        self.stream
+            .update_queries(|queries| queries.retain(|q| q.id != id));
     }
 }

@@ -98,7 +98,7 @@ impl KeyMap {
         match &mut self.encoding {
             Encoding::Global => out.resize(rows, 0),
             Encoding::Int64(map) => {
-                let column = arrow_cast::cast(&keys[0], &DataType::Int64)
+                let column = crate::query::cast_if_needed(&keys[0], &DataType::Int64)
                     .map_err(|e| format!("key: {e}"))?;
                 let column = column.as_primitive::<Int64Type>();
                 for (i, &k) in column.values().iter().enumerate() {
@@ -111,8 +111,8 @@ impl KeyMap {
                 }
             }
             Encoding::Utf8(map) => {
-                let column =
-                    arrow_cast::cast(&keys[0], &DataType::Utf8).map_err(|e| format!("key: {e}"))?;
+                let column = crate::query::cast_if_needed(&keys[0], &DataType::Utf8)
+                    .map_err(|e| format!("key: {e}"))?;
                 for k in column.as_string::<i32>() {
                     let id = match k {
                         None => *null_id.get_or_insert_with(|| Self::fresh(count)),

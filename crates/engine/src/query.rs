@@ -197,7 +197,7 @@ impl CompiledQuery {
                 ));
             }
         };
-        let ms = arrow_cast::cast(&ms, &DataType::Int64).map_err(|e| format!("event time: {e}"))?;
+        let ms = cast_if_needed(&ms, &DataType::Int64).map_err(|e| format!("event time: {e}"))?;
         Ok(ms.as_primitive::<Int64Type>().iter().collect())
     }
 
@@ -306,5 +306,25 @@ impl CompiledQuery {
     /// Number of distinct keys per window group.
     pub fn key_counts(&self) -> Vec<usize> {
         self.windows.iter().map(|w| w.key_map.key_count()).collect()
+    }
+}
+
+/// `array` as `to`, without copying when it already is (`arrow_cast::cast`
+/// rebuilds the array even then). A timestamp in milliseconds reads as
+/// `Int64` by reinterpreting its buffer.
+pub(crate) fn cast_if_needed(
+    array: &ArrayRef,
+    to: &DataType,
+) -> Result<ArrayRef, arrow_schema::ArrowError> {
+    match (array.data_type(), to) {
+        (from, to) if from == to => Ok(Arc::clone(array)),
+        (DataType::Timestamp(TimeUnit::Millisecond, _), DataType::Int64) => {
+            let ts = array.as_primitive::<arrow_array::types::TimestampMillisecondType>();
+            Ok(Arc::new(arrow_array::Int64Array::new(
+                ts.values().clone(),
+                ts.nulls().cloned(),
+            )))
+        }
+        _ => arrow_cast::cast(array, to),
     }
 }
