@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use crate::functions::{
-    ArgExtreme, Avg, Count, CountStar, Extreme, ExtremeCount, FirstLast, Geomean, M4, RelVar, Sum,
-    Variance, VarianceKind,
+    ArgExtreme, Avg, Count, Extreme, ExtremeCount, FirstLast, Geomean, M4, RelVar, Sum, Variance,
+    VarianceKind,
 };
 use crate::sketch::{ApproxCountDistinct, ApproxPercentile, BloomContains, CountMin};
 use crate::{Aggregate, AggregateError, ArgType, Literal, OutputType, Scalar, ValueType};
@@ -215,8 +215,8 @@ macro_rules! with_scalar {
 impl Bound {
     fn visit<V: AggregateVisitor>(&self, v: V) -> V::Output {
         match *self {
-            Bound::CountStar => v.visit(CountStar),
-            Bound::Count => v.visit(Count),
+            Bound::CountStar => v.visit(Count { star: true }),
+            Bound::Count => v.visit(Count { star: false }),
             Bound::Sum(ValueType::Float64) => v.visit(Sum::<f64>::default()),
             Bound::Sum(_) => v.visit(Sum::<i64>::default()),
             Bound::Avg(ValueType::Float64) => v.visit(Avg::<f64>::default()),

@@ -1,7 +1,5 @@
 //! DABA: worst-case O(1) with 2n stored aggregates.
 
-use std::fmt;
-
 use crate::deque::{ChunkedDeque, Cursor};
 use crate::{FifoAggregator, Monoid};
 
@@ -11,6 +9,22 @@ use crate::{FifoAggregator, Monoid};
 pub(crate) struct Entry<A> {
     pub(crate) val: A,
     pub(crate) agg: A,
+}
+
+/// Checks DABA's and DABA Lite's pointer invariants (debug builds only):
+/// the order `F ≤ L ≤ R ≤ A ≤ B ≤ E`, and that the window is empty or
+/// `|[L,B)| + 1 = |[F,B)| − |[B,E)|` and `|[L,R)| = |[R,A)|`.
+#[inline]
+pub(crate) fn debug_check_pointers([f, l, r]: [usize; 3], [a, b, e]: [usize; 3]) {
+    debug_assert!(
+        f <= l && l <= r && r <= a && a <= b && b <= e,
+        "pointer order F ≤ L ≤ R ≤ A ≤ B ≤ E broken: {f} {l} {r} {a} {b} {e}"
+    );
+    let empty = f == b && b == e;
+    debug_assert!(
+        empty || ((b - l) + 1 == (b - f) - (e - b) && r - l == a - r),
+        "size invariant broken: F={f} L={l} R={r} A={a} B={b} E={e}"
+    );
 }
 
 /// De-Amortized Banker's Aggregator: Two-Stacks with the flip spread over
@@ -127,23 +141,10 @@ impl<M: Monoid> Daba<M> {
     }
 
     fn debug_check_invariants(&self) {
-        #[cfg(debug_assertions)]
-        {
-            let (f, e) = (
-                self.deque.cursor_front().pos(),
-                self.deque.cursor_end().pos(),
-            );
-            let (l, r, a, b) = (self.l.pos(), self.r.pos(), self.a.pos(), self.b.pos());
-            debug_assert!(
-                f <= l && l <= r && r <= a && a <= b && b <= e,
-                "pointer order F ≤ L ≤ R ≤ A ≤ B ≤ E broken: {f} {l} {r} {a} {b} {e}"
-            );
-            let empty = f == b && b == e;
-            debug_assert!(
-                empty || ((b - l) + 1 == (b - f) - (e - b) && r - l == a - r),
-                "size invariant broken: F={f} L={l} R={r} A={a} B={b} E={e}"
-            );
-        }
+        crate::daba::debug_check_pointers(
+            [self.deque.cursor_front().pos(), self.l.pos(), self.r.pos()],
+            [self.a.pos(), self.b.pos(), self.deque.cursor_end().pos()],
+        );
     }
 }
 
@@ -204,14 +205,4 @@ impl<M: Monoid + Clone> Clone for Daba<M> {
     }
 }
 
-impl<M: Monoid> fmt::Debug for Daba<M>
-where
-    M::Agg: fmt::Debug,
-{
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Daba")
-            .field("len", &self.len())
-            .field("query", &self.query())
-            .finish_non_exhaustive()
-    }
-}
+crate::debug_by_length_and_query!(Daba);

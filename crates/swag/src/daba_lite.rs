@@ -1,7 +1,5 @@
 //! DABA Lite: worst-case O(1) with n + 2 stored aggregates.
 
-use std::fmt;
-
 use crate::deque::{ChunkedDeque, Cursor};
 use crate::{FifoAggregator, Monoid};
 
@@ -119,23 +117,10 @@ impl<M: Monoid> DabaLite<M> {
 
     /// Checks the pointer order and size invariants (debug builds only).
     fn debug_check_invariants(&self) {
-        #[cfg(debug_assertions)]
-        {
-            let (f, e) = (
-                self.deque.cursor_front().pos(),
-                self.deque.cursor_end().pos(),
-            );
-            let (l, r, a, b) = (self.l.pos(), self.r.pos(), self.a.pos(), self.b.pos());
-            debug_assert!(
-                f <= l && l <= r && r <= a && a <= b && b <= e,
-                "pointer order F ≤ L ≤ R ≤ A ≤ B ≤ E broken: {f} {l} {r} {a} {b} {e}"
-            );
-            let empty = f == b && b == e;
-            debug_assert!(
-                empty || ((b - l) + 1 == (b - f) - (e - b) && r - l == a - r),
-                "size invariant broken: F={f} L={l} R={r} A={a} B={b} E={e}"
-            );
-        }
+        crate::daba::debug_check_pointers(
+            [self.deque.cursor_front().pos(), self.l.pos(), self.r.pos()],
+            [self.a.pos(), self.b.pos(), self.deque.cursor_end().pos()],
+        );
     }
 }
 
@@ -209,14 +194,4 @@ impl<M: Monoid + Clone> Clone for DabaLite<M> {
     }
 }
 
-impl<M: Monoid> fmt::Debug for DabaLite<M>
-where
-    M::Agg: fmt::Debug,
-{
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DabaLite")
-            .field("len", &self.len())
-            .field("query", &self.query())
-            .finish_non_exhaustive()
-    }
-}
+crate::debug_by_length_and_query!(DabaLite);

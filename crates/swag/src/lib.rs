@@ -43,6 +43,24 @@
 //! assert_eq!(window.query(), 9); // max of [9, 2, 6]
 //! ```
 
+/// `Debug` for an aggregator: its length and current aggregate.
+macro_rules! debug_by_length_and_query {
+    ($name:ident) => {
+        impl<M: $crate::Monoid> std::fmt::Debug for $name<M>
+        where
+            M::Agg: std::fmt::Debug,
+        {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name))
+                    .field("len", &$crate::FifoAggregator::len(self))
+                    .field("query", &$crate::FifoAggregator::query(self))
+                    .finish_non_exhaustive()
+            }
+        }
+    };
+}
+pub(crate) use debug_by_length_and_query;
+
 mod daba;
 mod daba_lite;
 mod deque;

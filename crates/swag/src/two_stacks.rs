@@ -1,7 +1,5 @@
 //! Two-Stacks: the classic amortized O(1) sliding-window aggregator.
 
-use std::fmt;
-
 use crate::daba::Entry;
 use crate::deque::ChunkedDeque;
 use crate::{FifoAggregator, Monoid};
@@ -101,14 +99,4 @@ impl<M: Monoid + Clone> Clone for TwoStacks<M> {
     }
 }
 
-impl<M: Monoid> fmt::Debug for TwoStacks<M>
-where
-    M::Agg: fmt::Debug,
-{
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TwoStacks")
-            .field("len", &self.len())
-            .field("query", &self.query())
-            .finish_non_exhaustive()
-    }
-}
+crate::debug_by_length_and_query!(TwoStacks);

@@ -1,7 +1,5 @@
 //! Two-Stacks Lite: amortized O(1) with n + 1 stored aggregates.
 
-use std::fmt;
-
 use crate::deque::{ChunkedDeque, Cursor};
 use crate::{FifoAggregator, Monoid};
 
@@ -117,14 +115,4 @@ impl<M: Monoid + Clone> Clone for TwoStacksLite<M> {
     }
 }
 
-impl<M: Monoid> fmt::Debug for TwoStacksLite<M>
-where
-    M::Agg: fmt::Debug,
-{
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TwoStacksLite")
-            .field("len", &self.len())
-            .field("query", &self.query())
-            .finish_non_exhaustive()
-    }
-}
+crate::debug_by_length_and_query!(TwoStacksLite);

@@ -10,6 +10,6 @@ mod numeric;
 mod order;
 mod stats;
 
-pub use numeric::{Avg, Count, CountStar, Sum, Summable};
+pub use numeric::{Avg, Count, Sum, Summable};
 pub use order::{ArgExtreme, Extreme, ExtremeCount, FirstLast, M4, M4Output, M4State};
 pub use stats::{Geomean, Moments, RelVar, Variance, VarianceKind};

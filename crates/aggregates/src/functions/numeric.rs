@@ -7,36 +7,13 @@ use sliq_swag::Monoid;
 use crate::exact::DoubleDouble;
 use crate::{Aggregate, AggregateError, Columns, Scalar};
 
-/// `count(*)`: the number of rows in the window.
+/// `count(*)` (`star`): the number of rows in the window; `count(x)`: the
+/// number of rows whose `x` is not NULL.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct CountStar;
-
-impl Monoid for CountStar {
-    type Agg = i64;
-    #[inline]
-    fn identity(&self) -> i64 {
-        0
-    }
-    #[inline]
-    fn combine(&self, a: &i64, b: &i64) -> i64 {
-        a.wrapping_add(*b)
-    }
+pub struct Count {
+    /// `count(*)`: every row counts.
+    pub star: bool,
 }
-
-impl Aggregate for CountStar {
-    type Output = i64;
-    #[inline]
-    fn lift<C: Columns>(&self, _: &C, _: usize) -> i64 {
-        1
-    }
-    fn lower(&self, agg: &i64) -> Result<i64, AggregateError> {
-        Ok(*agg)
-    }
-}
-
-/// `count(x)`: the number of rows whose `x` is not NULL.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Count;
 
 impl Monoid for Count {
     type Agg = i64;
@@ -54,7 +31,7 @@ impl Aggregate for Count {
     type Output = i64;
     #[inline]
     fn lift<C: Columns>(&self, columns: &C, row: usize) -> i64 {
-        columns.is_valid(0, row) as i64
+        (self.star || columns.is_valid(0, row)) as i64
     }
     fn lower(&self, agg: &i64) -> Result<i64, AggregateError> {
         Ok(*agg)
