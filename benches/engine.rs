@@ -62,11 +62,15 @@ fn data(rows: usize, keys: u64) -> RecordBatch {
         state ^= state << 17;
         state
     };
-    let ts: Vec<i64> = (0..rows as i64).collect();
     let key: Vec<i64> = (0..rows).map(|_| (next() % keys) as i64).collect();
     let v: Vec<f64> = (0..rows)
         .map(|_| (next() % 100_000) as f64 / 100.0)
         .collect();
+    batch_of((0..rows as i64).collect(), key, v)
+}
+
+/// A batch of the benchmark schema.
+fn batch_of(ts: Vec<i64>, key: Vec<i64>, v: Vec<f64>) -> RecordBatch {
     RecordBatch::try_new(
         schema(),
         vec![
@@ -125,20 +129,11 @@ fn latency(sql: &str, keys: u64, pushes: usize) -> Vec<Duration> {
 
 /// Heap bytes per key with `keys` keys of one-row windows.
 fn memory_per_key(keys: u64) -> f64 {
-    let input = {
-        let ts: Vec<i64> = (0..keys as i64).collect();
-        let key: Vec<i64> = (0..keys as i64).collect();
-        let v: Vec<f64> = vec![1.0; keys as usize];
-        RecordBatch::try_new(
-            schema(),
-            vec![
-                Arc::new(Int64Array::from(ts)),
-                Arc::new(Int64Array::from(key)),
-                Arc::new(Float64Array::from(v)),
-            ],
-        )
-        .expect("valid batch")
-    };
+    let input = batch_of(
+        (0..keys as i64).collect(),
+        (0..keys as i64).collect(),
+        vec![1.0; keys as usize],
+    );
     let engine = Engine::new();
     let stream = engine
         .register_stream("s", schema(), StreamOptions::default())

@@ -47,6 +47,26 @@ fn log_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
     }
 }
 
+/// Draws one algorithm's line with its legend entry.
+fn add_line<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    points: impl IntoIterator<Item = CT::From>,
+    label: &str,
+    color: RGBColor,
+) -> io::Result<()>
+where
+    DB: DrawingBackend + 'a,
+    CT: CoordTranslate,
+    CT::From: Clone + 'static,
+{
+    chart
+        .draw_series(LineSeries::new(points, color.stroke_width(2)))
+        .map_err(other)?
+        .label(label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+    Ok(())
+}
+
 /// Fig. 9 / Fig. 10: throughput against window size, one panel per operator.
 pub fn throughput(
     path: &Path,
@@ -81,13 +101,7 @@ pub fn throughput(
                 .iter()
                 .filter(|r| r.algorithm == *algo)
                 .map(|r| (r.n as f64, r.mitems_per_s));
-            chart
-                .draw_series(LineSeries::new(points, color.stroke_width(2)))
-                .map_err(other)?
-                .label(*algo)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-                });
+            add_line(&mut chart, points, algo, color)?;
         }
         chart
             .configure_series_labels()
@@ -148,13 +162,7 @@ pub fn latency(path: &Path, rows: &[Latency], ops: &[String]) -> io::Result<()> 
                 .iter()
                 .enumerate()
                 .map(|(i, v)| (i as f64, (*v).max(1) as f64));
-            chart
-                .draw_series(LineSeries::new(points, color.stroke_width(2)))
-                .map_err(other)?
-                .label(*algo)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-                });
+            add_line(&mut chart, points, algo, color)?;
         }
         chart
             .configure_series_labels()
