@@ -7,6 +7,7 @@
 //! Exit status: 0 on success, 1 when a statement fails (the error goes to
 //! stderr), 2 on bad arguments.
 
+mod generator;
 mod output;
 mod repl;
 mod session;

@@ -2,10 +2,12 @@
 //! sources to streams and prints query results.
 
 use std::collections::HashMap;
+use std::io::IsTerminal;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use indicatif::{ProgressBar, ProgressStyle};
 use sliq_engine::{Engine, EngineError, Executed, Query, Stream};
 
 use crate::output::{OutputFormat, ResultWriter};
@@ -78,8 +80,13 @@ impl Session {
             keys: 40,
             rows: None,
         };
-        let reader = spec.open(stream.schema(), Some("ts"))?;
         let stop = Arc::new(AtomicBool::new(false));
+        let reader = spec.open(
+            stream.schema(),
+            Some("ts"),
+            Arc::clone(&stop),
+            Arc::default(),
+        )?;
         let flag = Arc::clone(&stop);
         std::thread::spawn(move || {
             for batch in reader {
@@ -180,6 +187,8 @@ impl Session {
         let stream = self.engine.stream(&stream_name)?;
         let mut writer =
             ResultWriter::new(self.format, query.schema()).map_err(SessionError::Output)?;
+        // The header shows at once, even before a live source's first row.
+        writer.flush().map_err(SessionError::Output)?;
         self.interrupted.store(false, Ordering::Relaxed);
         let start = Instant::now();
         let rows_in = match self.sources.get(&stream_name).cloned() {
@@ -221,14 +230,32 @@ impl Session {
             .options
             .event_time_column()
             .map(str::to_string);
-        let reader = spec.open(stream.schema(), event_time.as_deref())?;
-        let live = !spec.is_finite();
-        let (batches, incoming) = crossbeam_channel::bounded(4);
         let stop = Arc::new(AtomicBool::new(false));
+        let bytes_read = Arc::new(AtomicU64::new(0));
+        let reader = spec.open(
+            stream.schema(),
+            event_time.as_deref(),
+            Arc::clone(&stop),
+            Arc::clone(&bytes_read),
+        )?;
+        let live = !spec.is_finite();
+        // A replay of a file shows its progress when stderr is a terminal.
+        let progress = spec
+            .file_size()
+            .filter(|_| std::io::stderr().is_terminal())
+            .map(|size| {
+                let bar = ProgressBar::new(size);
+                bar.set_style(
+                    ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {msg} ({eta})")
+                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                );
+                bar
+            });
+        let (batches, incoming) = crossbeam_channel::bounded(4);
         {
             let stop = Arc::clone(&stop);
-            // Not joined: a parser blocked reading stdin ends at its next
-            // batch, when it finds the channel closed.
+            // Not joined: a parser blocked reading stdin or a socket ends at
+            // its next batch, when it finds the channel closed.
             std::thread::spawn(move || {
                 for batch in reader {
                     let failed = batch.is_err();
@@ -240,11 +267,20 @@ impl Session {
         }
         let mut rows = 0;
         let result = (|| {
-            for batch in incoming.iter() {
+            loop {
+                let batch = match incoming.recv_timeout(Duration::from_millis(100)) {
+                    Ok(batch) => batch?,
+                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                        if self.interrupted.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        continue;
+                    }
+                    Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+                };
                 if self.interrupted.load(Ordering::Relaxed) {
                     break;
                 }
-                let batch = batch?;
                 rows += batch.num_rows() as u64;
                 stream.push(batch)?;
                 while let Some(out) = query.try_recv()? {
@@ -253,10 +289,17 @@ impl Session {
                 if live {
                     writer.flush().map_err(SessionError::Output)?;
                 }
+                if let Some(bar) = &progress {
+                    bar.set_position(bytes_read.load(Ordering::Relaxed));
+                    bar.set_message(format!("{rows} rows"));
+                }
             }
             Ok(())
         })();
         stop.store(true, Ordering::Relaxed);
+        if let Some(bar) = progress {
+            bar.finish_and_clear();
+        }
         result.map(|()| rows)
     }
 

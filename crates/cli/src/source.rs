@@ -1,18 +1,19 @@
-//! Sources declared in `CREATE STREAM … WITH (…)`: files and stdin in CSV,
-//! JSON lines or Arrow IPC, and a generator of synthetic events.
+//! Sources declared in `CREATE STREAM … WITH (…)`: files (optionally
+//! followed as they grow), stdin and TCP clients in CSV or JSON lines,
+//! Arrow IPC files, and a generator of synthetic events.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
-use arrow_array::builder::{
-    BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
-    TimestampMillisecondBuilder,
-};
-use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, SchemaRef, TimeUnit};
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+
+use crate::generator::Generator;
 
 /// Rows per batch read from files.
 pub const BATCH_ROWS: usize = 8192;
@@ -20,10 +21,10 @@ pub const BATCH_ROWS: usize = 8192;
 /// A failure reading a source.
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
-    /// The file or stream cannot be opened or read.
+    /// The file, stream or socket cannot be opened or read.
     #[error("{what}: {message}")]
     Io {
-        /// The file, or `stdin`.
+        /// The file, `stdin` or the listening address.
         what: String,
         /// The operating system's reason.
         message: String,
@@ -31,9 +32,9 @@ pub enum SourceError {
     /// A line does not parse with the stream's schema.
     #[error("{what}, line {line}: {message}")]
     Malformed {
-        /// The file, or `stdin`.
+        /// The file, `stdin` or the listening address.
         what: String,
-        /// 1-based line number.
+        /// 1-based line number (for TCP, counted over all clients).
         line: usize,
         /// What is wrong with it.
         message: String,
@@ -52,35 +53,40 @@ pub enum OnError {
     Skip,
 }
 
-/// Input format of a file or stdin.
+/// Input format of text sources and files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// Comma-separated values (or another delimiter).
     Csv,
     /// One JSON object per line.
     JsonLines,
-    /// Arrow IPC, file or stream format.
+    /// Arrow IPC, file or stream format (files and stdin only).
     Arrow,
+}
+
+/// How text lines are read, whatever they come from.
+#[derive(Clone, Copy, Debug)]
+pub struct TextOptions {
+    format: Format,
+    header: bool,
+    delimiter: u8,
+    on_error: OnError,
 }
 
 /// A source's configuration, from a stream's options.
 #[derive(Clone, Debug)]
 pub enum SourceSpec {
-    /// A file (`path = '…'`).
+    /// A file (`path = '…'`), read once or followed as it grows (`follow = true`).
     File {
         path: PathBuf,
-        format: Format,
-        header: bool,
-        delimiter: u8,
-        on_error: OnError,
+        text: TextOptions,
+        follow: bool,
     },
     /// Standard input (`source = 'stdin'`).
-    Stdin {
-        format: Format,
-        header: bool,
-        delimiter: u8,
-        on_error: OnError,
-    },
+    Stdin { text: TextOptions },
+    /// Newline-delimited records from any number of TCP clients
+    /// (`source = 'tcp', listen = 'host:port'`).
+    Tcp { listen: String, text: TextOptions },
     /// Synthetic events (`source = 'generator'`).
     Generator {
         rate: f64,
@@ -121,148 +127,168 @@ fn number(options: &[(String, String)], key: &str) -> Result<Option<f64>, Source
         .transpose()
 }
 
+fn text_options(
+    options: &[(String, String)],
+    default_header: bool,
+) -> Result<TextOptions, SourceError> {
+    let format = match option(options, "format")
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        None | Some("csv") => Format::Csv,
+        Some("jsonl" | "json" | "ndjson") => Format::JsonLines,
+        Some("arrow" | "ipc") => Format::Arrow,
+        Some(other) => {
+            return Err(SourceError::Options(format!(
+                "format = '{other}': expected 'csv', 'jsonl' or 'arrow'"
+            )));
+        }
+    };
+    let delimiter = match option(options, "delimiter") {
+        None => b',',
+        Some("\\t" | "tab") => b'\t',
+        Some(d) if d.len() == 1 => d.as_bytes()[0],
+        Some(d) => {
+            return Err(SourceError::Options(format!(
+                "delimiter = '{d}': expected one character"
+            )));
+        }
+    };
+    let on_error = match option(options, "on_error")
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        None | Some("fail") => OnError::Fail,
+        Some("skip") => OnError::Skip,
+        Some(other) => {
+            return Err(SourceError::Options(format!(
+                "on_error = '{other}': expected 'fail' or 'skip'"
+            )));
+        }
+    };
+    Ok(TextOptions {
+        format,
+        header: flag(options, "header", default_header)?,
+        delimiter,
+        on_error,
+    })
+}
+
 impl SourceSpec {
     /// The source a stream's options describe, if any.
     pub fn from_options(options: &[(String, String)]) -> Result<Option<SourceSpec>, SourceError> {
-        for unsupported in ["follow", "listen"] {
-            if option(options, unsupported).is_some() {
-                return Err(SourceError::Options(format!(
-                    "the option '{unsupported}' is not implemented yet (files are read once; sources: path, stdin, generator)"
-                )));
-            }
-        }
-        let format = match option(options, "format")
-            .map(str::to_ascii_lowercase)
-            .as_deref()
-        {
-            None | Some("csv") => Format::Csv,
-            Some("jsonl" | "json" | "ndjson") => Format::JsonLines,
-            Some("arrow" | "ipc") => Format::Arrow,
-            Some(other) => {
-                return Err(SourceError::Options(format!(
-                    "format = '{other}': expected 'csv', 'jsonl' or 'arrow'"
-                )));
-            }
-        };
-        let header = flag(options, "header", true)?;
-        let delimiter = match option(options, "delimiter") {
-            None => b',',
-            Some(d) if d.len() == 1 => d.as_bytes()[0],
-            Some("\\t" | "tab") => b'\t',
-            Some(d) => {
-                return Err(SourceError::Options(format!(
-                    "delimiter = '{d}': expected one character"
-                )));
-            }
-        };
-        let on_error = match option(options, "on_error")
-            .map(str::to_ascii_lowercase)
-            .as_deref()
-        {
-            None | Some("fail") => OnError::Fail,
-            Some("skip") => OnError::Skip,
-            Some(other) => {
-                return Err(SourceError::Options(format!(
-                    "on_error = '{other}': expected 'fail' or 'skip'"
-                )));
-            }
-        };
-        Ok(
-            match (
-                option(options, "source")
-                    .map(str::to_ascii_lowercase)
-                    .as_deref(),
-                option(options, "path"),
-            ) {
-                (Some("file") | None, Some(path)) => Some(SourceSpec::File {
-                    path: PathBuf::from(path),
-                    format,
-                    header,
-                    delimiter,
-                    on_error,
-                }),
-                (None, None) => None,
-                (Some("stdin"), _) => Some(SourceSpec::Stdin {
-                    format,
-                    header,
-                    delimiter,
-                    on_error,
-                }),
-                (Some("generator"), _) => Some(SourceSpec::Generator {
-                    rate: number(options, "rate")?.unwrap_or(0.0),
-                    keys: number(options, "keys")?
-                        .map(|k| k.max(1.0) as u64)
-                        .unwrap_or(10),
-                    rows: number(options, "rows")?.map(|r| r as u64),
-                }),
-                (Some("file"), None) => {
+        let source = option(options, "source").map(str::to_ascii_lowercase);
+        Ok(match (source.as_deref(), option(options, "path")) {
+            (Some("file") | None, Some(path)) => Some(SourceSpec::File {
+                path: PathBuf::from(path),
+                text: text_options(options, true)?,
+                follow: flag(options, "follow", false)?,
+            }),
+            (None, None) => None,
+            (Some("stdin"), _) => Some(SourceSpec::Stdin {
+                text: text_options(options, true)?,
+            }),
+            (Some("tcp"), _) => {
+                let listen = option(options, "listen").ok_or_else(|| {
+                    SourceError::Options("source = 'tcp' needs listen = 'host:port'".into())
+                })?;
+                let text = text_options(options, false)?;
+                if text.format == Format::Arrow {
                     return Err(SourceError::Options(
-                        "source = 'file' needs path = '…'".into(),
+                        "source = 'tcp' reads CSV or JSON lines, not Arrow".into(),
                     ));
                 }
-                (Some(other), _) => {
-                    return Err(SourceError::Options(format!(
-                        "source = '{other}' is not supported (use path = '…', source = 'stdin' or source = 'generator')"
-                    )));
-                }
-            },
-        )
+                Some(SourceSpec::Tcp {
+                    listen: listen.to_string(),
+                    text,
+                })
+            }
+            (Some("generator"), _) => Some(SourceSpec::Generator {
+                rate: number(options, "rate")?.unwrap_or(0.0),
+                keys: number(options, "keys")?
+                    .map(|k| k.max(1.0) as u64)
+                    .unwrap_or(10),
+                rows: number(options, "rows")?.map(|r| r as u64),
+            }),
+            (Some("file"), None) => {
+                return Err(SourceError::Options(
+                    "source = 'file' needs path = '…'".into(),
+                ));
+            }
+            (Some(other), _) => {
+                return Err(SourceError::Options(format!(
+                    "source = '{other}' is not supported (use path = '…', source = 'stdin', 'tcp' or 'generator')"
+                )));
+            }
+        })
     }
 
     /// Whether the source ends by itself.
     pub fn is_finite(&self) -> bool {
         match self {
-            SourceSpec::File { .. } | SourceSpec::Stdin { .. } => true,
+            SourceSpec::File { follow, .. } => !follow,
+            SourceSpec::Stdin { .. } => true,
+            SourceSpec::Tcp { .. } => false,
             SourceSpec::Generator { rows, .. } => rows.is_some(),
         }
     }
 
+    /// The size of the file to replay, for a progress bar.
+    pub fn file_size(&self) -> Option<u64> {
+        match self {
+            SourceSpec::File {
+                path,
+                follow: false,
+                ..
+            } => std::fs::metadata(path).ok().map(|m| m.len()),
+            _ => None,
+        }
+    }
+
     /// Opens the source for a stream with `schema` (`event_time` names its
-    /// event-time column, used by the generator).
+    /// event-time column, used by the generator). Reading stops at the next
+    /// batch once `stop` is raised; `progress` counts bytes read from files.
     pub fn open(
         &self,
         schema: SchemaRef,
         event_time: Option<&str>,
+        stop: Arc<AtomicBool>,
+        progress: Arc<AtomicU64>,
     ) -> Result<BatchReader, SourceError> {
         Ok(match self {
-            SourceSpec::File {
-                path,
-                format,
-                header,
-                delimiter,
-                on_error,
-            } => {
+            SourceSpec::File { path, text, follow } => {
                 let what = path.display().to_string();
                 let file = File::open(path).map_err(|e| SourceError::Io {
                     what: what.clone(),
                     message: e.to_string(),
                 })?;
-                text_reader(
-                    Box::new(BufReader::with_capacity(1 << 20, file)),
-                    what,
-                    schema,
-                    *format,
-                    *header,
-                    *delimiter,
-                    *on_error,
-                )?
+                let input = Box::new(Counting {
+                    inner: file,
+                    bytes: progress,
+                });
+                let live = Liveness {
+                    live: *follow,
+                    follow: *follow,
+                    stop,
+                };
+                text_reader(input, what, schema, *text, live)?
             }
-            SourceSpec::Stdin {
-                format,
-                header,
-                delimiter,
-                on_error,
-            } => {
-                let stdin = BufReader::with_capacity(1 << 20, io::stdin());
-                text_reader(
-                    Box::new(stdin),
-                    "stdin".into(),
-                    schema,
-                    *format,
-                    *header,
-                    *delimiter,
-                    *on_error,
-                )?
+            SourceSpec::Stdin { text } => {
+                let live = Liveness {
+                    live: true,
+                    follow: false,
+                    stop,
+                };
+                text_reader(Box::new(io::stdin()), "stdin".into(), schema, *text, live)?
+            }
+            SourceSpec::Tcp { listen, text } => {
+                let input = listen_tcp(listen)?;
+                let live = Liveness {
+                    live: true,
+                    follow: false,
+                    stop,
+                };
+                text_reader(input, listen.clone(), schema, *text, live)?
             }
             SourceSpec::Generator { rate, keys, rows } => {
                 let event_time = event_time.and_then(|c| schema.index_of(c).ok());
@@ -272,33 +298,88 @@ impl SourceSpec {
     }
 }
 
+/// Counts the bytes read through it (for the progress bar).
+struct Counting<R> {
+    inner: R,
+    bytes: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bytes.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Accepts TCP clients on `listen` and merges their lines into one stream
+/// of bytes (a pipe; each line is written whole, so lines never mix).
+fn listen_tcp(listen: &str) -> Result<Box<dyn Read + Send>, SourceError> {
+    let listener = TcpListener::bind(listen).map_err(|e| SourceError::Io {
+        what: listen.to_string(),
+        message: e.to_string(),
+    })?;
+    let (reader, writer) = io::pipe().map_err(|e| SourceError::Io {
+        what: listen.to_string(),
+        message: e.to_string(),
+    })?;
+    eprintln!(
+        "listening on {}",
+        listener
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|_| listen.to_string())
+    );
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(mut out) = writer.try_clone() else {
+                continue;
+            };
+            std::thread::spawn(move || {
+                let mut line = Vec::new();
+                let mut input = BufReader::new(client);
+                while input.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+                    if !line.ends_with(b"\n") {
+                        line.push(b'\n');
+                    }
+                    if out.write_all(&line).is_err() {
+                        break;
+                    }
+                    line.clear();
+                }
+            });
+        }
+    });
+    Ok(Box::new(reader))
+}
+
+/// Whether a text source is live (emit what has arrived instead of
+/// waiting for a full batch) and followed (wait at end of file).
+struct Liveness {
+    live: bool,
+    follow: bool,
+    stop: Arc<AtomicBool>,
+}
+
 fn text_reader(
-    input: Box<dyn BufRead + Send>,
+    input: Box<dyn Read + Send>,
     what: String,
     schema: SchemaRef,
-    format: Format,
-    header: bool,
-    delimiter: u8,
-    on_error: OnError,
+    text: TextOptions,
+    live: Liveness,
 ) -> Result<BatchReader, SourceError> {
-    Ok(match format {
-        Format::Csv => BatchReader::Csv(CsvLines {
+    let input = BufReader::with_capacity(1 << 20, input);
+    Ok(match text.format {
+        Format::Csv | Format::JsonLines => BatchReader::Lines(Lines {
             input,
             what,
             schema,
-            header,
-            delimiter,
-            on_error,
+            text,
+            live,
             line: 0,
+            pending: Vec::new(),
             done: false,
         }),
-        Format::JsonLines => {
-            let reader = arrow_json::ReaderBuilder::new(schema)
-                .with_batch_size(BATCH_ROWS)
-                .build(input)
-                .map_err(|e| SourceError::Options(format!("{what}: {e}")))?;
-            BatchReader::Other(what, Box::new(reader))
-        }
         Format::Arrow => {
             let mut bytes = Vec::new();
             let mut input = input;
@@ -316,19 +397,19 @@ fn text_reader(
                         .map_err(|e| SourceError::Options(format!("{what}: {e}")))?
                         .collect()
                 };
-            BatchReader::Other(what, Box::new(batches.into_iter()))
+            BatchReader::Arrow(what, batches.into_iter())
         }
     })
 }
 
 /// Batches from a source, one at a time.
 pub enum BatchReader {
-    /// CSV read line by line (so that errors name their line).
-    Csv(CsvLines),
-    /// JSON lines or Arrow IPC.
-    Other(
+    /// CSV or JSON lines, decoded in chunks of lines.
+    Lines(Lines),
+    /// Arrow IPC.
+    Arrow(
         String,
-        Box<dyn Iterator<Item = Result<RecordBatch, arrow_schema::ArrowError>> + Send>,
+        std::vec::IntoIter<Result<RecordBatch, arrow_schema::ArrowError>>,
     ),
     /// Synthetic events.
     Generator(Generator),
@@ -338,8 +419,8 @@ impl Iterator for BatchReader {
     type Item = Result<RecordBatch, SourceError>;
     fn next(&mut self) -> Option<Self::Item> {
         match self {
-            BatchReader::Csv(csv) => csv.next_batch().transpose(),
-            BatchReader::Other(what, it) => it.next().map(|r| {
+            BatchReader::Lines(lines) => lines.next_batch().transpose(),
+            BatchReader::Arrow(what, it) => it.next().map(|r| {
                 r.map_err(|e| SourceError::Malformed {
                     what: what.clone(),
                     line: 0,
@@ -351,268 +432,148 @@ impl Iterator for BatchReader {
     }
 }
 
-/// A CSV source decoded in chunks of lines with arrow-csv.
-pub struct CsvLines {
-    input: Box<dyn BufRead + Send>,
+/// A text source (CSV or JSON lines) decoded in chunks of lines with
+/// arrow-csv or arrow-json, so that a malformed record is named by its line.
+pub struct Lines {
+    input: BufReader<Box<dyn Read + Send>>,
     what: String,
     schema: SchemaRef,
-    header: bool,
-    delimiter: u8,
-    on_error: OnError,
+    text: TextOptions,
+    live: Liveness,
     /// Lines read so far.
     line: usize,
+    /// A line read up to the end of a followed file, not yet complete.
+    pending: Vec<u8>,
     done: bool,
 }
 
-impl CsvLines {
-    fn decoder(&self, rows: usize) -> arrow_csv::reader::Decoder {
-        arrow_csv::ReaderBuilder::new(Arc::clone(&self.schema))
-            .with_header(false)
-            .with_delimiter(self.delimiter)
-            .with_batch_size(rows.max(1))
-            .build_decoder()
-    }
-
+impl Lines {
+    /// Decodes `bytes` (whole lines) into one batch.
     fn decode(
         &self,
         bytes: &[u8],
         rows: usize,
     ) -> Result<Option<RecordBatch>, arrow_schema::ArrowError> {
-        let mut decoder = self.decoder(rows);
-        let mut offset = 0;
-        while offset < bytes.len() {
-            let used = decoder.decode(&bytes[offset..])?;
-            if used == 0 {
-                break;
+        let schema = Arc::clone(&self.schema);
+        match self.text.format {
+            Format::JsonLines => {
+                let mut decoder = arrow_json::ReaderBuilder::new(schema)
+                    .with_batch_size(rows.max(1))
+                    .build_decoder()?;
+                decode_all(bytes, |b| decoder.decode(b))?;
+                decoder.flush()
             }
-            offset += used;
+            _ => {
+                let mut decoder = arrow_csv::ReaderBuilder::new(schema)
+                    .with_header(false)
+                    .with_delimiter(self.text.delimiter)
+                    .with_batch_size(rows.max(1))
+                    .build_decoder();
+                decode_all(bytes, |b| decoder.decode(b))?;
+                decoder.flush()
+            }
         }
-        decoder.flush()
+    }
+
+    /// The next complete line into `chunk`; false at the end of the input.
+    fn read_line(&mut self, chunk: &mut Vec<u8>) -> Result<bool, SourceError> {
+        loop {
+            let n = self
+                .input
+                .read_until(b'\n', &mut self.pending)
+                .map_err(|e| SourceError::Io {
+                    what: self.what.clone(),
+                    message: e.to_string(),
+                })?;
+            let complete = self.pending.ends_with(b"\n");
+            if complete || (n == 0 && !self.live.follow && !self.pending.is_empty()) {
+                chunk.append(&mut self.pending);
+                if !complete {
+                    chunk.push(b'\n');
+                }
+                return Ok(true);
+            }
+            if n == 0 {
+                if !self.live.follow || self.live.stop.load(Ordering::Relaxed) {
+                    return Ok(false);
+                }
+                // Following a file: wait for the writer.
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
     }
 
     fn next_batch(&mut self) -> Result<Option<RecordBatch>, SourceError> {
         loop {
-            if self.done {
+            if self.done || self.live.stop.load(Ordering::Relaxed) {
                 return Ok(None);
             }
             let mut chunk = Vec::with_capacity(1 << 16);
             let mut starts = Vec::new(); // (line number, byte offset) of each record
             while starts.len() < BATCH_ROWS {
+                // A live source emits what has arrived rather than wait.
+                if self.live.live && !starts.is_empty() && !self.input.buffer().contains(&b'\n') {
+                    break;
+                }
                 let at = chunk.len();
-                let n = self
-                    .input
-                    .read_until(b'\n', &mut chunk)
-                    .map_err(|e| SourceError::Io {
-                        what: self.what.clone(),
-                        message: e.to_string(),
-                    })?;
-                if n == 0 {
+                if !self.read_line(&mut chunk)? {
                     self.done = true;
                     break;
                 }
                 self.line += 1;
-                if self.header && self.line == 1 {
+                let blank = chunk[at..].iter().all(|b| b.is_ascii_whitespace());
+                if blank || (self.text.header && self.text.format == Format::Csv && self.line == 1)
+                {
                     chunk.truncate(at);
                     continue;
-                }
-                if chunk[at..].iter().all(|b| b.is_ascii_whitespace()) {
-                    chunk.truncate(at);
-                    continue;
-                }
-                if !chunk.ends_with(b"\n") {
-                    chunk.push(b'\n');
                 }
                 starts.push((self.line, at));
             }
             if starts.is_empty() {
                 continue;
             }
-            match self.decode(&chunk, starts.len()) {
-                Ok(batch) => return Ok(batch),
-                Err(_) => {
-                    // Find the bad lines one by one: name them, then fail or skip.
-                    let mut good = Vec::new();
-                    for (i, &(line, start)) in starts.iter().enumerate() {
-                        let end = starts.get(i + 1).map_or(chunk.len(), |&(_, s)| s);
-                        match self.decode(&chunk[start..end], 1) {
-                            Ok(Some(b)) => good.push(b),
-                            Ok(None) => {}
-                            Err(e) => {
-                                let error = SourceError::Malformed {
-                                    what: self.what.clone(),
-                                    line,
-                                    message: e.to_string(),
-                                };
-                                match self.on_error {
-                                    OnError::Fail => return Err(error),
-                                    OnError::Skip => eprintln!("skipped {error}"),
-                                }
-                            }
+            if let Ok(batch) = self.decode(&chunk, starts.len()) {
+                return Ok(batch);
+            }
+            // Find the bad lines one by one: name them, then fail or skip.
+            let mut good = Vec::new();
+            for (i, &(line, start)) in starts.iter().enumerate() {
+                let end = starts.get(i + 1).map_or(chunk.len(), |&(_, s)| s);
+                match self.decode(&chunk[start..end], 1) {
+                    Ok(batch) => good.extend(batch),
+                    Err(e) => {
+                        let error = SourceError::Malformed {
+                            what: self.what.clone(),
+                            line,
+                            message: e.to_string(),
+                        };
+                        match self.text.on_error {
+                            OnError::Fail => return Err(error),
+                            OnError::Skip => eprintln!("skipped {error}"),
                         }
                     }
-                    if good.is_empty() {
-                        continue;
-                    }
-                    return arrow_select_concat(&self.schema, &good).map(Some);
                 }
             }
-        }
-    }
-}
-
-fn arrow_select_concat(
-    schema: &SchemaRef,
-    batches: &[RecordBatch],
-) -> Result<RecordBatch, SourceError> {
-    arrow_array::RecordBatch::try_new(
-        Arc::clone(schema),
-        (0..schema.fields().len())
-            .map(|i| {
-                let parts: Vec<&dyn arrow_array::Array> =
-                    batches.iter().map(|b| b.column(i).as_ref()).collect();
-                arrow_cast_concat(&parts)
-            })
-            .collect::<Result<Vec<_>, _>>()?,
-    )
-    .map_err(|e| SourceError::Options(e.to_string()))
-}
-
-fn arrow_cast_concat(parts: &[&dyn arrow_array::Array]) -> Result<ArrayRef, SourceError> {
-    arrow_select::concat::concat(parts).map_err(|e| SourceError::Options(e.to_string()))
-}
-
-/// Synthetic events for demos and load tests: the event-time column is the
-/// wall clock (or a counter when unthrottled), strings are keys `k0…`,
-/// floats drift per key, integers count rows.
-pub struct Generator {
-    schema: SchemaRef,
-    event_time: Option<usize>,
-    rate: f64,
-    keys: u64,
-    remaining: Option<u64>,
-    produced: u64,
-    started: Instant,
-    levels: Vec<f64>,
-    state: u64,
-}
-
-impl Generator {
-    /// A generator of `rows` rows (or endless) at `rate` rows/s (0: as fast
-    /// as possible) over `keys` keys.
-    pub fn new(
-        schema: SchemaRef,
-        event_time: Option<usize>,
-        rate: f64,
-        keys: u64,
-        rows: Option<u64>,
-    ) -> Self {
-        let keys = keys.max(1);
-        Generator {
-            schema,
-            event_time,
-            rate,
-            keys,
-            remaining: rows,
-            produced: 0,
-            started: Instant::now(),
-            levels: (0..keys).map(|k| 20.0 + (k % 7) as f64 * 5.0).collect(),
-            state: 0x2545_F491_4F6C_DD1D,
-        }
-    }
-
-    fn random(&mut self) -> u64 {
-        self.state ^= self.state << 13;
-        self.state ^= self.state >> 7;
-        self.state ^= self.state << 17;
-        self.state
-    }
-
-    fn next_batch(&mut self) -> Option<RecordBatch> {
-        let mut rows = if self.rate > 0.0 {
-            // Pace to the rate: sleep until the next 50 ms worth of rows is due.
-            let due = (self.started.elapsed().as_secs_f64() * self.rate) as u64;
-            if due <= self.produced {
-                std::thread::sleep(Duration::from_millis(50));
+            if !good.is_empty() {
+                return arrow_select::concat::concat_batches(&self.schema, &good)
+                    .map(Some)
+                    .map_err(|e| SourceError::Options(e.to_string()));
             }
-            let due = (self.started.elapsed().as_secs_f64() * self.rate) as u64;
-            (due.saturating_sub(self.produced)).clamp(1, BATCH_ROWS as u64) as usize
-        } else {
-            BATCH_ROWS
-        };
-        if let Some(left) = self.remaining {
-            if left == 0 {
-                return None;
-            }
-            rows = rows.min(left as usize);
-            self.remaining = Some(left - rows as u64);
         }
-        let now_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0);
-        let keys: Vec<u64> = (0..rows).map(|_| self.random() % self.keys).collect();
-        let mut values = Vec::with_capacity(rows);
-        for &k in &keys {
-            let step = (self.random() % 2001) as f64 / 1000.0 - 1.0;
-            let level = &mut self.levels[k as usize];
-            *level += step * 0.1;
-            values.push((*level * 1000.0).round() / 1000.0);
-        }
-        let first = self.produced as i64;
-        let columns: Vec<ArrayRef> = self
-            .schema
-            .fields()
-            .iter()
-            .enumerate()
-            .map(|(i, f)| -> ArrayRef {
-                let is_time = Some(i) == self.event_time;
-                let time = |r: usize| {
-                    if self.rate > 0.0 {
-                        now_ms
-                    } else {
-                        first + r as i64
-                    }
-                };
-                match f.data_type() {
-                    DataType::Timestamp(TimeUnit::Millisecond, _) => {
-                        let mut b = TimestampMillisecondBuilder::with_capacity(rows);
-                        (0..rows).for_each(|r| b.append_value(time(r)));
-                        Arc::new(b.finish())
-                    }
-                    DataType::Int64 => {
-                        let mut b = Int64Builder::with_capacity(rows);
-                        (0..rows).for_each(|r| {
-                            b.append_value(if is_time { time(r) } else { first + r as i64 })
-                        });
-                        Arc::new(b.finish())
-                    }
-                    DataType::Int32 => {
-                        let mut b = Int32Builder::with_capacity(rows);
-                        (0..rows).for_each(|r| b.append_value((first + r as i64) as i32));
-                        Arc::new(b.finish())
-                    }
-                    DataType::Float64 => {
-                        let mut b = Float64Builder::with_capacity(rows);
-                        values.iter().for_each(|v| b.append_value(*v));
-                        Arc::new(b.finish())
-                    }
-                    DataType::Utf8 => {
-                        // Keys named after the column: `sensor-07`, `key-3`.
-                        let mut b = StringBuilder::with_capacity(rows, rows * 12);
-                        keys.iter()
-                            .for_each(|k| b.append_value(format!("{}-{k:02}", f.name())));
-                        Arc::new(b.finish())
-                    }
-                    DataType::Boolean => {
-                        let mut b = BooleanBuilder::with_capacity(rows);
-                        keys.iter().for_each(|k| b.append_value(k % 2 == 0));
-                        Arc::new(b.finish())
-                    }
-                    other => arrow_array::new_null_array(other, rows),
-                }
-            })
-            .collect();
-        self.produced += rows as u64;
-        RecordBatch::try_new(Arc::clone(&self.schema), columns).ok()
     }
+}
+
+/// Feeds all of `bytes` to a push decoder.
+fn decode_all(
+    mut bytes: &[u8],
+    mut decode: impl FnMut(&[u8]) -> Result<usize, arrow_schema::ArrowError>,
+) -> Result<(), arrow_schema::ArrowError> {
+    while !bytes.is_empty() {
+        let used = decode(bytes)?;
+        if used == 0 {
+            break;
+        }
+        bytes = &bytes[used..];
+    }
+    Ok(())
 }

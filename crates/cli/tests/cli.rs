@@ -204,3 +204,95 @@ fn statement_errors_exit_1_with_a_caret_and_bad_arguments_exit_2() {
     let out = run(&["--format", "yaml", "-c", "SHOW STREAMS;"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Lines of a child's output, as they come.
+fn lines_of(reader: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(reader)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+fn next_line(rx: &std::sync::mpsc::Receiver<String>) -> String {
+    rx.recv_timeout(std::time::Duration::from_secs(20))
+        .expect("a line within 20 s")
+}
+
+#[test]
+fn follow_mode_reads_lines_appended_while_it_runs() {
+    let path = scratch("growing.csv", b"ts,v\n1,1.5\n2,2.5\n");
+    let sql = format!(
+        "CREATE STREAM g (ts BIGINT, v DOUBLE) WITH (path = '{}', follow = true); \
+         SELECT ts, sum(v) OVER (ROWS 1 PRECEDING) AS s FROM g;",
+        path.display()
+    );
+    let mut child = sliq()
+        .args(["--format", "csv", "-c", &sql])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = lines_of(child.stdout.take().unwrap());
+    assert_eq!(next_line(&out), "ts,s");
+    assert_eq!(next_line(&out), "1,1.5");
+    assert_eq!(next_line(&out), "2,4.0");
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(b"3,10\n4,")
+        .unwrap();
+    assert_eq!(next_line(&out), "3,12.5");
+    // The half-written line waits for its end.
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(b"0.5\n")
+        .unwrap();
+    assert_eq!(next_line(&out), "4,10.5");
+    child.kill().unwrap();
+    let _ = child.wait();
+}
+
+#[test]
+fn tcp_source_merges_lines_from_several_clients() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let sql = format!(
+        "CREATE STREAM t (k VARCHAR, v DOUBLE) WITH (source = 'tcp', listen = '127.0.0.1:{port}'); \
+         SELECT k, count(*) OVER (ROWS UNBOUNDED PRECEDING) AS n FROM t GROUP BY k;"
+    );
+    let mut child = sliq()
+        .args(["--format", "csv", "-c", &sql])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = lines_of(child.stdout.take().unwrap());
+    let err = lines_of(child.stderr.take().unwrap());
+    assert!(next_line(&err).contains("created stream t"));
+    assert!(next_line(&err).starts_with("listening on 127.0.0.1:"));
+    assert_eq!(next_line(&out), "k,n");
+    let mut first = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    first.write_all(b"a,1\n").unwrap();
+    assert_eq!(next_line(&out), "a,1");
+    let mut second = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    second.write_all(b"a,2\nb,3\n").unwrap();
+    assert_eq!(next_line(&out), "a,2");
+    assert_eq!(next_line(&out), "b,1");
+    child.kill().unwrap();
+    let _ = child.wait();
+}
