@@ -692,3 +692,38 @@ fn scalar_functions_work_in_items_arguments_and_filters() {
         "{err}"
     );
 }
+
+#[test]
+fn limit_stops_a_query_after_n_rows() {
+    let (engine, s) = engine_with_s();
+    let q = engine
+        .query("SELECT ts, count(*) OVER (ROWS 9 PRECEDING) AS c FROM s LIMIT 4")
+        .unwrap();
+    assert!(
+        engine
+            .explain("SELECT ts FROM s LIMIT 4")
+            .unwrap()
+            .contains("Limit: stops after 4 rows")
+    );
+    s.push(batch(&ROWS[..3])).unwrap();
+    s.push(batch(&ROWS[3..])).unwrap();
+    s.push(batch(&ROWS[..1])).unwrap();
+    assert_eq!(
+        ints(&q.recv().unwrap(), "ts"),
+        vec![Some(1_000), Some(2_000), Some(3_000)]
+    );
+    assert_eq!(ints(&q.recv().unwrap(), "ts"), vec![Some(4_000)]);
+    assert!(
+        matches!(q.recv(), Err(EngineError::Closed)),
+        "the query ended"
+    );
+    assert!(engine.queries().is_empty());
+    let err = engine
+        .query("SELECT ts FROM s LIMIT 2 OFFSET 1")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("not supported in continuous queries"),
+        "{err}"
+    );
+}

@@ -283,8 +283,14 @@ impl Session {
                 }
                 rows += batch.num_rows() as u64;
                 stream.push(batch)?;
-                while let Some(out) = query.try_recv()? {
-                    writer.write(&out).map_err(SessionError::Output)?;
+                loop {
+                    match query.try_recv() {
+                        Ok(Some(out)) => writer.write(&out).map_err(SessionError::Output)?,
+                        Ok(None) => break,
+                        // LIMIT reached: the query is over, and so is the replay.
+                        Err(EngineError::Closed) => return Ok(()),
+                        Err(e) => return Err(e.into()),
+                    }
                 }
                 if live {
                     writer.flush().map_err(SessionError::Output)?;

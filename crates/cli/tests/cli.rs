@@ -296,3 +296,16 @@ fn tcp_source_merges_lines_from_several_clients() {
     child.kill().unwrap();
     let _ = child.wait();
 }
+
+#[test]
+fn limit_stops_a_query_and_its_replay() {
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        "CREATE STREAM g (ts BIGINT, key VARCHAR, v DOUBLE) WITH (source = 'generator', rows = 100000, event_time = 'ts'); \
+         SELECT ts FROM g LIMIT 3;",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "ts\n0\n1\n2\n");
+}

@@ -206,6 +206,8 @@ struct QueryState {
     compiled: Mutex<CompiledQuery>,
     sender: Sender<Result<RecordBatch, EngineError>>,
     stats: Mutex<QueryStats>,
+    /// `LIMIT n`: stop after `n` rows.
+    limit: Option<u64>,
 }
 
 struct StreamState {
@@ -585,6 +587,7 @@ impl Engine {
             stream: stream.name.clone(),
             schema: Arc::clone(&plan.output_schema),
             compiled: Mutex::new(compiled),
+            limit: plan.limit,
             sender,
             stats: Mutex::new(QueryStats {
                 id,
@@ -774,11 +777,19 @@ impl Stream {
         let mut late_rows = 0;
         for q in queries.iter() {
             let result = q.compiled.lock().process(&batch);
+            let mut finished = false;
             let message = {
                 let mut stats = q.stats.lock();
                 stats.batches += 1;
                 match result {
-                    Ok((output, outcome)) => {
+                    Ok((mut output, outcome)) => {
+                        if let Some(limit) = q.limit {
+                            let left = limit.saturating_sub(stats.rows_out) as usize;
+                            if output.num_rows() >= left {
+                                output = output.slice(0, left);
+                                finished = true;
+                            }
+                        }
                         stats.rows_out += output.num_rows() as u64;
                         stats.late_rows += outcome.late_rows as u64;
                         stats.failed_results += outcome.failed_results as u64;
@@ -800,6 +811,11 @@ impl Stream {
             };
             // A dropped subscriber is unregistered by its handle; ignore it here.
             let _ = q.sender.send(message);
+            if finished {
+                // LIMIT reached: the query ends; its handle drains what was sent.
+                let id = q.id;
+                state.update_queries(|queries| queries.retain(|q| q.id != id));
+            }
         }
         let mut stats = state.stats.lock();
         stats.rows += batch.num_rows() as u64;

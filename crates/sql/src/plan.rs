@@ -154,6 +154,8 @@ pub struct QueryPlan {
     pub outputs: Vec<(String, Expr)>,
     /// The result schema.
     pub output_schema: SchemaRef,
+    /// `LIMIT n`: the query stops after emitting `n` rows.
+    pub limit: Option<u64>,
 }
 
 /// Name of the intermediate column holding aggregate `i`.
@@ -210,6 +212,9 @@ impl QueryPlan {
             }
         }
         out.push_str(&format!("  Output: {}\n", schema_text(&self.output_schema)));
+        if let Some(n) = self.limit {
+            out.push_str(&format!("  Limit: stops after {n} rows\n"));
+        }
         out
     }
 }

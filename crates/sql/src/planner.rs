@@ -287,11 +287,39 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
             "ORDER BY outside OVER (results come in arrival order)",
         ));
     }
-    if query.limit_clause.is_some() || query.fetch.is_some() {
+    if query.fetch.is_some() {
         return Err(SqlError::unsupported(
-            "LIMIT / FETCH (a continuous query never ends)",
+            "FETCH (use LIMIT n to stop after n rows)",
         ));
     }
+    let limit = match &query.limit_clause {
+        None => None,
+        Some(ast::LimitClause::LimitOffset {
+            limit: Some(n),
+            offset: None,
+            limit_by,
+        }) if limit_by.is_empty() => match n {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Number(text, _) => Some(text.parse::<u64>().map_err(|_| {
+                    SqlError::at(
+                        SqlErrorKind::Plan(format!("LIMIT needs a whole number, got {text}")),
+                        location_of(n),
+                    )
+                })?),
+                other => {
+                    return Err(SqlError::plan(format!(
+                        "LIMIT needs a whole number, got {other}"
+                    )));
+                }
+            },
+            other => {
+                return Err(SqlError::plan(format!(
+                    "LIMIT needs a constant number of rows, got {other}"
+                )));
+            }
+        },
+        Some(other) => return Err(SqlError::unsupported(format!("{other} (only LIMIT n)"))),
+    };
     let select = match query.body.as_ref() {
         SetExpr::Select(select) => select,
         SetExpr::Query(inner) => return plan_query(inner, sql, catalog),
@@ -445,6 +473,7 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
         intermediate_schema,
         outputs,
         output_schema,
+        limit,
     })
 }
 
