@@ -1,8 +1,14 @@
 //! The interactive shell (rustyline): multi-line statements ending in `;`,
 //! persistent history, and dot commands.
 
-use rustyline::DefaultEditor;
+use rustyline::completion::Completer;
 use rustyline::error::ReadlineError;
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::history::DefaultHistory;
+use rustyline::validate::Validator;
+use rustyline::{Context, Editor, Helper};
+use sliq_engine::Engine;
 
 use crate::output::OutputFormat;
 use crate::session::Session;
@@ -18,6 +24,122 @@ Dot commands:
   .queries   list queries       .stats     rows, late rows and keys per stream and query
   .timing on|off                .format table|csv|json
   .quit      leave";
+
+/// SQL keywords offered by tab completion.
+const KEYWORDS: &[&str] = &[
+    "SELECT",
+    "FROM",
+    "WHERE",
+    "GROUP",
+    "BY",
+    "OVER",
+    "PARTITION",
+    "ORDER",
+    "ROWS",
+    "RANGE",
+    "BETWEEN",
+    "PRECEDING",
+    "CURRENT",
+    "ROW",
+    "UNBOUNDED",
+    "AND",
+    "OR",
+    "NOT",
+    "AS",
+    "CASE",
+    "WHEN",
+    "THEN",
+    "ELSE",
+    "END",
+    "CAST",
+    "LIMIT",
+    "WINDOW",
+    "INTERVAL",
+    "CREATE",
+    "STREAM",
+    "DROP",
+    "SHOW",
+    "STREAMS",
+    "QUERIES",
+    "DESCRIBE",
+    "EXPLAIN",
+    "INSERT",
+    "INTO",
+    "VALUES",
+    "SET",
+    "WITH",
+    "TIMESTAMP",
+    "BIGINT",
+    "DOUBLE",
+    "VARCHAR",
+    "BOOLEAN",
+    "INT",
+    "IGNORE",
+    "NULLS",
+    "NULL",
+];
+
+/// Tab completion of keywords, aggregate functions, streams and columns.
+struct SliqHelper {
+    engine: Engine,
+}
+
+impl SliqHelper {
+    fn candidates(&self) -> Vec<String> {
+        let mut all: Vec<String> = KEYWORDS.iter().map(|k| k.to_string()).collect();
+        all.extend(sliq_aggregates::registry::function_names().map(str::to_string));
+        for stream in self.engine.streams() {
+            all.extend(stream.schema.fields().iter().map(|f| f.name().clone()));
+            all.push(stream.name);
+        }
+        all.sort();
+        all.dedup();
+        all
+    }
+}
+
+impl Completer for SliqHelper {
+    type Candidate = String;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<String>)> {
+        let start = line[..pos]
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map_or(0, |i| i + 1);
+        let word = &line[start..pos];
+        if word.is_empty() {
+            return Ok((pos, Vec::new()));
+        }
+        let lower = word.to_ascii_lowercase();
+        let upper = word.chars().next().is_some_and(char::is_uppercase);
+        let matches = self
+            .candidates()
+            .into_iter()
+            .filter(|c| c.to_ascii_lowercase().starts_with(&lower))
+            .map(|c| {
+                if upper && KEYWORDS.contains(&c.as_str()) {
+                    c
+                } else if KEYWORDS.contains(&c.as_str()) {
+                    c.to_ascii_lowercase()
+                } else {
+                    c
+                }
+            })
+            .collect();
+        Ok((start, matches))
+    }
+}
+
+impl Hinter for SliqHelper {
+    type Hint = String;
+}
+impl Highlighter for SliqHelper {}
+impl Validator for SliqHelper {}
+impl Helper for SliqHelper {}
 
 fn banner(demo: bool) {
     println!(
@@ -93,13 +215,16 @@ fn report(result: Result<(), crate::session::SessionError>) {
 
 /// Runs the REPL until `.quit`, Ctrl-D, or Ctrl-C at an empty prompt twice.
 pub fn run(session: &mut Session, demo: bool) {
-    let mut editor = match DefaultEditor::new() {
+    let mut editor: Editor<SliqHelper, DefaultHistory> = match Editor::new() {
         Ok(e) => e,
         Err(e) => {
             eprintln!("error: cannot start the line editor: {e}");
             return;
         }
     };
+    editor.set_helper(Some(SliqHelper {
+        engine: session.engine().clone(),
+    }));
     let history = history_path();
     if let Some(h) = &history {
         let _ = editor.load_history(h);
@@ -152,5 +277,36 @@ pub fn run(session: &mut Session, demo: bool) {
     }
     if let Some(h) = &history {
         let _ = editor.save_history(h);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completes_keywords_functions_streams_and_columns() {
+        let engine = Engine::new();
+        engine
+            .execute("CREATE STREAM sensors (ts TIMESTAMP, sensor VARCHAR, value DOUBLE)")
+            .unwrap();
+        let helper = SliqHelper { engine };
+        let history = DefaultHistory::new();
+        let ctx = Context::new(&history);
+        let complete = |line: &str| helper.complete(line, line.len(), &ctx).unwrap();
+        assert_eq!(complete("SEL"), (0, vec!["SELECT".to_string()]));
+        assert_eq!(complete("sel"), (0, vec!["select".to_string()]));
+        assert_eq!(
+            complete("SELECT approx_p"),
+            (7, vec!["approx_percentile".to_string()])
+        );
+        let (start, columns) = complete("SELECT max(val");
+        assert_eq!(start, 11);
+        assert!(columns.contains(&"value".to_string()), "{columns:?}");
+        assert_eq!(
+            complete("FROM sens").1,
+            vec!["sensor".to_string(), "sensors".to_string()]
+        );
+        assert!(complete("SELECT ").1.is_empty());
     }
 }
