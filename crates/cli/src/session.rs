@@ -185,32 +185,38 @@ impl Session {
             .map(|q| q.stream)
             .unwrap_or_default();
         let stream = self.engine.stream(&stream_name)?;
+        let spec = self.sources.get(&stream_name).cloned();
+        let live = spec.as_ref().is_none_or(|s| !s.is_finite());
         let mut writer =
-            ResultWriter::new(self.format, query.schema()).map_err(SessionError::Output)?;
+            ResultWriter::new(self.format, query.schema(), live).map_err(SessionError::Output)?;
         // The header shows at once, even before a live source's first row.
         writer.flush().map_err(SessionError::Output)?;
         self.interrupted.store(false, Ordering::Relaxed);
         let start = Instant::now();
-        let rows_in = match self.sources.get(&stream_name).cloned() {
-            Some(spec) => self.drive(&spec, &stream, &query, &mut writer)?,
+        let rows_in = match spec {
+            Some(spec) => Some(self.drive(&spec, &stream, &query, &mut writer)?),
             None => {
                 self.print_live(&query, &mut writer)?;
-                0
+                None
             }
         };
-        writer.flush().map_err(SessionError::Output)?;
+        writer.finish().map_err(SessionError::Output)?;
         let secs = start.elapsed().as_secs_f64();
         if self.timing {
-            let rate = if secs > 0.0 {
-                rows_in as f64 / secs
-            } else {
-                0.0
-            };
-            eprintln!(
-                "rows in {rows_in}, rows out {}, {secs:.3} s, {:.0} rows/s",
-                writer.rows(),
-                rate
-            );
+            match rows_in {
+                Some(rows_in) => {
+                    let rate = if secs > 0.0 {
+                        rows_in as f64 / secs
+                    } else {
+                        0.0
+                    };
+                    eprintln!(
+                        "rows in {rows_in}, rows out {}, {secs:.3} s, {rate:.0} rows/s",
+                        writer.rows()
+                    );
+                }
+                None => eprintln!("rows out {}, {secs:.3} s", writer.rows()),
+            }
         }
         Ok(())
     }
