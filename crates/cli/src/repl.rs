@@ -171,29 +171,7 @@ fn dot_command(session: &mut Session, line: &str) -> bool {
         (Some(".help"), _) => println!("{HELP}"),
         (Some(".streams"), _) => report(session.run("SHOW STREAMS")),
         (Some(".queries"), _) => report(session.run("SHOW QUERIES")),
-        (Some(".stats"), _) => {
-            let stats = session.engine().stats();
-            for s in stats.streams {
-                println!(
-                    "stream {}: {} rows in {} batches, {} late, {} rejected batches",
-                    s.name, s.rows, s.batches, s.late_rows, s.rejected_batches
-                );
-            }
-            for q in stats.queries {
-                println!(
-                    "query {} on {}: {} rows out, keys {:?}, {} late, {} failed results{}",
-                    q.id,
-                    q.stream,
-                    q.rows_out,
-                    q.keys,
-                    q.late_rows,
-                    q.failed_results,
-                    q.last_error
-                        .map(|e| format!(" (last: {e})"))
-                        .unwrap_or_default()
-                );
-            }
-        }
+        (Some(".stats"), _) => print!("{}", session.stats_report()),
         (Some(".timing"), Some(v)) => session.timing = v.eq_ignore_ascii_case("on"),
         (Some(".format"), Some(f)) => match f.to_ascii_lowercase().as_str() {
             "table" => session.set_format(OutputFormat::Table),

@@ -41,6 +41,8 @@ pub struct Session {
     feeds: Vec<Feed>,
     /// Set by Ctrl-C: stop the running query.
     interrupted: Arc<AtomicBool>,
+    /// The counters at the previous `.stats`, for rates.
+    last_stats: (Instant, HashMap<String, u64>),
     /// Print a summary line after each query (and timing in the REPL).
     pub timing: bool,
 }
@@ -54,6 +56,7 @@ impl Session {
             sources: HashMap::new(),
             feeds: Vec::new(),
             interrupted,
+            last_stats: (Instant::now(), HashMap::new()),
             timing: true,
         }
     }
@@ -66,6 +69,53 @@ impl Session {
     /// The output format.
     pub fn set_format(&mut self, format: OutputFormat) {
         self.format = format;
+    }
+
+    /// Rows, rates, late rows and keys per stream and query, and the
+    /// process's memory, for `.stats`. Rates are since the previous call.
+    pub fn stats_report(&mut self) -> String {
+        let stats = self.engine.stats();
+        let (since, previous) = &self.last_stats;
+        let secs = since.elapsed().as_secs_f64().max(1e-9);
+        let rate = |key: &str, now: u64| {
+            (now.saturating_sub(previous.get(key).copied().unwrap_or(0))) as f64 / secs
+        };
+        let mut out = String::new();
+        let mut counters = HashMap::new();
+        for s in &stats.streams {
+            let key = format!("stream {}", s.name);
+            out.push_str(&format!(
+                "{key}: {} rows ({:.0} rows/s), {} batches, {} late, {} rejected batches\n",
+                s.rows,
+                rate(&key, s.rows),
+                s.batches,
+                s.late_rows,
+                s.rejected_batches
+            ));
+            counters.insert(key, s.rows);
+        }
+        for q in &stats.queries {
+            let key = format!("query {}", q.id);
+            out.push_str(&format!(
+                "{key} on {}: {} rows out ({:.0} rows/s), keys {:?}, {} late, {} failed results{}\n",
+                q.stream,
+                q.rows_out,
+                rate(&key, q.rows_out),
+                q.keys,
+                q.late_rows,
+                q.failed_results,
+                q.last_error.as_ref().map(|e| format!(" (last: {e})")).unwrap_or_default()
+            ));
+            counters.insert(key, q.rows_out);
+        }
+        if let Some(rss) = resident_memory() {
+            out.push_str(&format!(
+                "memory: {:.1} MiB resident\n",
+                rss as f64 / (1 << 20) as f64
+            ));
+        }
+        self.last_stats = (Instant::now(), counters);
+        out
     }
 
     /// Registers the demo stream `sensors` and feeds it from a background
@@ -330,6 +380,14 @@ impl Session {
         }
         Ok(())
     }
+}
+
+/// The process's resident memory in bytes (Linux), if known.
+fn resident_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 impl Drop for Session {

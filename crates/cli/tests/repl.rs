@@ -24,6 +24,10 @@ fn repl_runs_the_demo_query_and_reads_a_result() {
     p.send_control('c').unwrap();
     p.exp_string("rows out").unwrap();
     p.exp_string("sliq> ").unwrap();
+    p.send_line(".stats").unwrap();
+    p.exp_regex(r"stream sensors: \d+ rows \(\d+ rows/s\)")
+        .unwrap();
+    p.exp_string("MiB resident").unwrap();
     p.send_line(".streams").unwrap();
     p.exp_string("sensors (ts Timestamp(ms)").unwrap();
     p.send_line("SELECT nope FROM sensors;").unwrap();
