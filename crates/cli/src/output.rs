@@ -140,12 +140,7 @@ impl ResultWriter {
         live.since_refresh = 0;
         live.recent.clear();
         live.last_refresh = std::time::Instant::now();
-        let mut out = std::io::stdout().lock();
-        out.write_all(&self.buffer)
-            .and_then(|()| out.flush())
-            .map_err(|e| format!("writing output: {e}"))?;
-        self.buffer.clear();
-        Ok(())
+        self.flush()
     }
 
     /// Writes out what is buffered (and a live table's last rows).
