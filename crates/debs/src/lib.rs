@@ -1,0 +1,425 @@
+//! The DEBS 2012 Grand Challenge manufacturing data as Arrow record batches.
+//!
+//! The file (`allData.txt`, 32M lines at about 100 Hz) has no header and 56
+//! tab-separated fields per line, CRLF line endings and timestamps like
+//! `2012-02-22T16:46:28.9670320+00:00`. [`DebsReader`] streams it (plain or
+//! gzip) into batches of [`schema()`]:
+//!
+//! | column | type | meaning |
+//! |---|---|---|
+//! | `ts` | `Timestamp(µs)` | event time, UTC (100 ns digits truncated to µs) |
+//! | `index` | `Int64` | running record number |
+//! | `mf01`…`mf03` | `Int64` | electrical power, main phases 1–3 |
+//! | `pc13`…`pc15`, `pc25`…`pc27`, `res` | `Int64` | anode current and voltage drops, reserved |
+//! | `bm05`…`bm07` | `Boolean` | chemical additive sensors A–C |
+//! | `bm08`…`bm10` | `Boolean` | their release valves |
+//! | `pp01`…`pp21`, `pp31`…`pp36`, `pc01`…`pc06`, `pc19`…`pc23` | `Boolean` | undocumented flags |
+//!
+//! Lines holding two records glued together (111 fields: the first record's
+//! last flag runs into the second's timestamp) are split; malformed lines are
+//! reported with their line number, counted, and skipped; the cleaned-copy
+//! timestamp variant `YYYY-MM-DD HH:MM:SS.fff` is accepted too. Events whose
+//! time goes backwards are dropped (as the paper did, counted) or reordered
+//! within a bounded delay: see [`OutOfOrder`].
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::{self, BufRead, BufReader, Read};
+use std::sync::Arc;
+
+use arrow_array::builder::{BooleanBuilder, Int64Builder, TimestampMicrosecondBuilder};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
+
+/// Field names, in file order.
+pub const FIELDS: [&str; 56] = [
+    "ts", "index", "mf01", "mf02", "mf03", "pc13", "pc14", "pc15", "pc25", "pc26", "pc27", "res",
+    "bm05", "bm06", "bm07", "bm08", "bm09", "bm10", "pp01", "pp02", "pp03", "pp04", "pp05", "pp06",
+    "pp07", "pp08", "pp09", "pp10", "pp11", "pp12", "pp13", "pp14", "pp15", "pp16", "pp17", "pp18",
+    "pp19", "pp20", "pp21", "pp31", "pp32", "pp33", "pp34", "pp35", "pp36", "pc01", "pc02", "pc03",
+    "pc04", "pc05", "pc06", "pc19", "pc20", "pc21", "pc22", "pc23",
+];
+
+/// Fields 1..12 are integers; 12.. are 0/1 flags.
+const FIRST_FLAG: usize = 12;
+
+/// The Arrow schema of the batches.
+pub fn schema() -> SchemaRef {
+    let fields: Vec<Field> = FIELDS
+        .iter()
+        .enumerate()
+        .map(|(i, name)| match i {
+            0 => Field::new(
+                *name,
+                DataType::Timestamp(TimeUnit::Microsecond, None),
+                false,
+            ),
+            i if i < FIRST_FLAG => Field::new(*name, DataType::Int64, false),
+            _ => Field::new(*name, DataType::Boolean, false),
+        })
+        .collect();
+    Arc::new(Schema::new(fields))
+}
+
+/// What to do with an event older than one already read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutOfOrder {
+    /// Drop it (the paper's choice: about 1.5 % of the full file).
+    Drop,
+    /// Hold events up to this many microseconds and emit them in time
+    /// order; events later than that are dropped.
+    Reorder {
+        /// The bounded delay, in microseconds.
+        delay_us: i64,
+    },
+}
+
+/// A line that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct Malformed {
+    /// 1-based line number.
+    pub line: u64,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+/// Counters of a read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadStats {
+    /// Lines read.
+    pub lines: u64,
+    /// Records emitted.
+    pub records: u64,
+    /// Lines that held two records.
+    pub glued: u64,
+    /// Malformed lines skipped.
+    pub malformed: u64,
+    /// Events dropped for being out of order.
+    pub dropped: u64,
+    /// Events emitted in a different order than read.
+    pub reordered: u64,
+    /// The first few malformed lines, for reports.
+    pub first_errors: Vec<Malformed>,
+}
+
+/// One parsed record.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Record {
+    ts_us: i64,
+    /// Read order, so that equal timestamps keep their order in the heap.
+    seq: u64,
+    ints: [i64; FIRST_FLAG - 1],
+    flags: [bool; 56 - FIRST_FLAG],
+}
+
+/// Streams DEBS 2012 records as Arrow batches; see the crate docs.
+pub struct DebsReader {
+    input: Box<dyn BufRead + Send>,
+    policy: OutOfOrder,
+    batch_rows: usize,
+    stats: ReadStats,
+    newest: Option<i64>,
+    held: BinaryHeap<Reverse<Record>>,
+    line: Vec<u8>,
+    done: bool,
+}
+
+impl DebsReader {
+    /// Reads `input` (plain text or gzip, detected by its magic bytes).
+    pub fn new(input: impl Read + Send + 'static, policy: OutOfOrder) -> io::Result<Self> {
+        let mut buffered = BufReader::with_capacity(1 << 20, input);
+        let gzip = buffered.fill_buf()?.starts_with(&[0x1f, 0x8b]);
+        let input: Box<dyn BufRead + Send> = if gzip {
+            Box::new(BufReader::with_capacity(
+                1 << 20,
+                flate2::read::MultiGzDecoder::new(buffered),
+            ))
+        } else {
+            Box::new(buffered)
+        };
+        Ok(DebsReader {
+            input,
+            policy,
+            batch_rows: 8192,
+            stats: ReadStats::default(),
+            newest: None,
+            held: BinaryHeap::new(),
+            line: Vec::new(),
+            done: false,
+        })
+    }
+
+    /// Rows per batch (default 8192).
+    pub fn with_batch_rows(mut self, rows: usize) -> Self {
+        self.batch_rows = rows.max(1);
+        self
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> &ReadStats {
+        &self.stats
+    }
+
+    fn malformed(&mut self, message: String) {
+        self.stats.malformed += 1;
+        if self.stats.first_errors.len() < 10 {
+            self.stats.first_errors.push(Malformed {
+                line: self.stats.lines,
+                message,
+            });
+        }
+    }
+
+    /// Reads the next line's records into `out` (in time order per policy).
+    fn read_line(&mut self, out: &mut Vec<Record>) -> io::Result<bool> {
+        self.line.clear();
+        if self.input.read_until(b'\n', &mut self.line)? == 0 {
+            return Ok(false);
+        }
+        self.stats.lines += 1;
+        let text = match std::str::from_utf8(&self.line) {
+            Ok(t) => t.trim_end_matches(['\r', '\n']),
+            Err(_) => {
+                self.malformed("not UTF-8".into());
+                return Ok(true);
+            }
+        };
+        if text.trim().is_empty() {
+            return Ok(true);
+        }
+        let fields: Vec<&str> = text.split('\t').collect();
+        let records = match fields.len() {
+            56 => vec![parse_record(&fields)],
+            111 => {
+                // The first record's last flag runs into the second's timestamp.
+                self.stats.glued += 1;
+                let glued = fields[55];
+                if glued.is_empty() {
+                    vec![Err("glued line with an empty field 56".to_string())]
+                } else {
+                    let (flag, ts) = glued.split_at(1);
+                    let mut first: Vec<&str> = fields[..55].to_vec();
+                    first.push(flag);
+                    let mut second = vec![ts];
+                    second.extend_from_slice(&fields[56..]);
+                    vec![parse_record(&first), parse_record(&second)]
+                }
+            }
+            n => vec![Err(format!(
+                "{n} fields, expected 56 (or 111 for two glued records)"
+            ))],
+        };
+        for record in records {
+            match record {
+                Ok(mut r) => {
+                    r.seq = self.stats.lines;
+                    self.admit(r, out);
+                }
+                Err(message) => self.malformed(message),
+            }
+        }
+        Ok(true)
+    }
+
+    /// Applies the out-of-order policy.
+    fn admit(&mut self, r: Record, out: &mut Vec<Record>) {
+        match self.policy {
+            OutOfOrder::Drop => {
+                if self.newest.is_some_and(|n| r.ts_us < n) {
+                    self.stats.dropped += 1;
+                } else {
+                    self.newest = Some(r.ts_us);
+                    out.push(r);
+                }
+            }
+            OutOfOrder::Reorder { delay_us } => {
+                let newest = self.newest.map_or(r.ts_us, |n| n.max(r.ts_us));
+                let emitted_up_to = self.newest.map(|n| n - delay_us);
+                if emitted_up_to.is_some_and(|bound| r.ts_us < bound) {
+                    self.stats.dropped += 1;
+                    return;
+                }
+                if self.newest.is_some_and(|n| r.ts_us < n) {
+                    self.stats.reordered += 1;
+                }
+                self.newest = Some(newest);
+                self.held.push(Reverse(r));
+                while self
+                    .held
+                    .peek()
+                    .is_some_and(|Reverse(h)| h.ts_us < newest - delay_us)
+                {
+                    if let Some(Reverse(h)) = self.held.pop() {
+                        out.push(h);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next batch, or `None` at the end.
+    pub fn next_batch(&mut self) -> io::Result<Option<RecordBatch>> {
+        let mut records = Vec::with_capacity(self.batch_rows);
+        while !self.done && records.len() < self.batch_rows {
+            if !self.read_line(&mut records)? {
+                self.done = true;
+                while let Some(Reverse(h)) = self.held.pop() {
+                    records.push(h);
+                }
+            }
+        }
+        if records.is_empty() {
+            return Ok(None);
+        }
+        self.stats.records += records.len() as u64;
+        Ok(Some(to_batch(&records)))
+    }
+}
+
+impl Iterator for DebsReader {
+    type Item = io::Result<RecordBatch>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_batch().transpose()
+    }
+}
+
+fn to_batch(records: &[Record]) -> RecordBatch {
+    let n = records.len();
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(56);
+    let mut ts = TimestampMicrosecondBuilder::with_capacity(n);
+    records.iter().for_each(|r| ts.append_value(r.ts_us));
+    columns.push(Arc::new(ts.finish()));
+    for i in 0..FIRST_FLAG - 1 {
+        let mut b = Int64Builder::with_capacity(n);
+        records.iter().for_each(|r| b.append_value(r.ints[i]));
+        columns.push(Arc::new(b.finish()));
+    }
+    for i in 0..56 - FIRST_FLAG {
+        let mut b = BooleanBuilder::with_capacity(n);
+        records.iter().for_each(|r| b.append_value(r.flags[i]));
+        columns.push(Arc::new(b.finish()));
+    }
+    // The columns match `schema()` by construction.
+    RecordBatch::try_new(schema(), columns).unwrap_or_else(|_| RecordBatch::new_empty(schema()))
+}
+
+fn parse_record(fields: &[&str]) -> Result<Record, String> {
+    let ts_us =
+        parse_timestamp(fields[0]).ok_or_else(|| format!("bad timestamp '{}'", fields[0]))?;
+    let mut ints = [0i64; FIRST_FLAG - 1];
+    for (i, slot) in ints.iter_mut().enumerate() {
+        let f = fields[i + 1].trim();
+        *slot = f.parse().map_err(|_| {
+            format!(
+                "field {} ({}) is '{f}', expected an integer",
+                i + 2,
+                FIELDS[i + 1]
+            )
+        })?;
+    }
+    let mut flags = [false; 56 - FIRST_FLAG];
+    for (i, slot) in flags.iter_mut().enumerate() {
+        *slot = match fields[i + FIRST_FLAG].trim() {
+            "0" => false,
+            "1" => true,
+            other => {
+                return Err(format!(
+                    "field {} ({}) is '{other}', expected 0 or 1",
+                    i + FIRST_FLAG + 1,
+                    FIELDS[i + FIRST_FLAG]
+                ));
+            }
+        };
+    }
+    Ok(Record {
+        ts_us,
+        seq: 0,
+        ints,
+        flags,
+    })
+}
+
+/// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `2012-02-22T16:46:28.9670320+00:00` or `2012-02-22 16:46:28.967` → µs
+/// since the epoch (UTC; a numeric offset is applied).
+pub fn parse_timestamp(text: &str) -> Option<i64> {
+    let t = text.trim();
+    let b = t.as_bytes();
+    if b.len() < 19
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !matches!(b[10], b'T' | b' ')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    let num = |s: &str| s.parse::<i64>().ok();
+    let (y, mo, d) = (num(&t[0..4])?, num(&t[5..7])?, num(&t[8..10])?);
+    let (h, mi, s) = (num(&t[11..13])?, num(&t[14..16])?, num(&t[17..19])?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    let mut rest = &t[19..];
+    let mut micros = 0i64;
+    if let Some(frac) = rest.strip_prefix('.') {
+        let digits = frac
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(frac.len());
+        if digits == 0 {
+            return None;
+        }
+        let padded: String = frac[..digits]
+            .chars()
+            .chain(std::iter::repeat('0'))
+            .take(6)
+            .collect();
+        micros = padded.parse().ok()?;
+        rest = &frac[digits..];
+    }
+    let offset_s = match rest {
+        "" | "Z" => 0,
+        o if (o.starts_with('+') || o.starts_with('-')) && o.len() == 6 && &o[3..4] == ":" => {
+            let sign = if o.starts_with('-') { -1 } else { 1 };
+            sign * (num(&o[1..3])? * 3600 + num(&o[4..6])? * 60)
+        }
+        _ => return None,
+    };
+    let seconds = days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s - offset_s;
+    Some(seconds * 1_000_000 + micros)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_parse_to_utc_microseconds() {
+        // 2012-02-22T16:46:28Z = 1329929188 s.
+        assert_eq!(
+            parse_timestamp("2012-02-22T16:46:28.9670320+00:00"),
+            Some(1_329_929_188_967_032)
+        );
+        assert_eq!(
+            parse_timestamp("2012-02-22 16:46:28.967"),
+            Some(1_329_929_188_967_000)
+        );
+        assert_eq!(
+            parse_timestamp("2012-02-22T18:46:28.5+02:00"),
+            Some(1_329_929_188_500_000)
+        );
+        assert_eq!(parse_timestamp("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(parse_timestamp("2012-13-22T16:46:28"), None);
+        assert_eq!(parse_timestamp("yesterday"), None);
+    }
+}
