@@ -93,6 +93,12 @@ pub enum SourceSpec {
         keys: u64,
         rows: Option<u64>,
     },
+    /// The DEBS 2012 Grand Challenge data (`source = 'debs', path = '…'`,
+    /// plain or gzip), projected onto the stream's columns by name.
+    Debs {
+        path: PathBuf,
+        out_of_order: sliq_debs::OutOfOrder,
+    },
 }
 
 fn option<'a>(options: &'a [(String, String)], key: &str) -> Option<&'a str> {
@@ -210,6 +216,31 @@ impl SourceSpec {
                     .unwrap_or(10),
                 rows: number(options, "rows")?.map(|r| r as u64),
             }),
+            (Some("debs"), Some(path)) => {
+                let out_of_order = match option(options, "out_of_order")
+                    .map(str::to_ascii_lowercase)
+                    .as_deref()
+                {
+                    None | Some("drop") => sliq_debs::OutOfOrder::Drop,
+                    Some("reorder") => sliq_debs::OutOfOrder::Reorder {
+                        delay_us: (number(options, "delay_ms")?.unwrap_or(1000.0) * 1000.0) as i64,
+                    },
+                    Some(other) => {
+                        return Err(SourceError::Options(format!(
+                            "out_of_order = '{other}': expected 'drop' or 'reorder'"
+                        )));
+                    }
+                };
+                Some(SourceSpec::Debs {
+                    path: PathBuf::from(path),
+                    out_of_order,
+                })
+            }
+            (Some("debs"), None) => {
+                return Err(SourceError::Options(
+                    "source = 'debs' needs path = '…'".into(),
+                ));
+            }
             (Some("file"), None) => {
                 return Err(SourceError::Options(
                     "source = 'file' needs path = '…'".into(),
@@ -217,7 +248,7 @@ impl SourceSpec {
             }
             (Some(other), _) => {
                 return Err(SourceError::Options(format!(
-                    "source = '{other}' is not supported (use path = '…', source = 'stdin', 'tcp' or 'generator')"
+                    "source = '{other}' is not supported (use path = '…', source = 'stdin', 'tcp', 'generator' or 'debs')"
                 )));
             }
         })
@@ -227,7 +258,7 @@ impl SourceSpec {
     pub fn is_finite(&self) -> bool {
         match self {
             SourceSpec::File { follow, .. } => !follow,
-            SourceSpec::Stdin { .. } => true,
+            SourceSpec::Stdin { .. } | SourceSpec::Debs { .. } => true,
             SourceSpec::Tcp { .. } => false,
             SourceSpec::Generator { rows, .. } => rows.is_some(),
         }
@@ -294,8 +325,69 @@ impl SourceSpec {
                 let event_time = event_time.and_then(|c| schema.index_of(c).ok());
                 BatchReader::Generator(Generator::new(schema, event_time, *rate, *keys, *rows))
             }
+            SourceSpec::Debs { path, out_of_order } => {
+                let what = path.display().to_string();
+                let file = File::open(path).map_err(|e| SourceError::Io {
+                    what: what.clone(),
+                    message: e.to_string(),
+                })?;
+                let counted = Counting {
+                    inner: file,
+                    bytes: progress,
+                };
+                let reader = sliq_debs::DebsReader::new(counted, *out_of_order).map_err(|e| {
+                    SourceError::Io {
+                        what: what.clone(),
+                        message: e.to_string(),
+                    }
+                })?;
+                let projection = debs_projection(&schema)?;
+                BatchReader::Debs {
+                    what,
+                    reader,
+                    schema,
+                    projection,
+                }
+            }
         })
     }
+}
+
+/// For each column of the stream, its index among the DEBS columns.
+fn debs_projection(schema: &SchemaRef) -> Result<Vec<usize>, SourceError> {
+    schema
+        .fields()
+        .iter()
+        .map(|f| {
+            sliq_debs::FIELDS
+                .iter()
+                .position(|d| d.eq_ignore_ascii_case(f.name()))
+                .ok_or_else(|| {
+                    SourceError::Options(format!(
+                        "the DEBS data has no column '{}'; its columns are {}",
+                        f.name(),
+                        sliq_debs::FIELDS.join(", ")
+                    ))
+                })
+        })
+        .collect()
+}
+
+/// The stream's columns out of a DEBS batch, cast to the declared types.
+fn project(
+    batch: &RecordBatch,
+    schema: &SchemaRef,
+    projection: &[usize],
+) -> Result<RecordBatch, String> {
+    let columns = projection
+        .iter()
+        .zip(schema.fields())
+        .map(|(&i, f)| {
+            arrow_cast::cast(batch.column(i), f.data_type())
+                .map_err(|e| format!("column {}: {e}", f.name()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    RecordBatch::try_new(Arc::clone(schema), columns).map_err(|e| e.to_string())
 }
 
 /// Counts the bytes read through it (for the progress bar).
@@ -413,6 +505,13 @@ pub enum BatchReader {
     ),
     /// Synthetic events.
     Generator(Generator),
+    /// DEBS 2012 records, projected onto the stream's columns.
+    Debs {
+        what: String,
+        reader: sliq_debs::DebsReader,
+        schema: SchemaRef,
+        projection: Vec<usize>,
+    },
 }
 
 impl Iterator for BatchReader {
@@ -428,6 +527,26 @@ impl Iterator for BatchReader {
                 })
             }),
             BatchReader::Generator(g) => g.next_batch().map(Ok),
+            BatchReader::Debs {
+                what,
+                reader,
+                schema,
+                projection,
+            } => {
+                let batch = match reader.next_batch() {
+                    Ok(batch) => batch?,
+                    Err(e) => {
+                        return Some(Err(SourceError::Io {
+                            what: what.clone(),
+                            message: e.to_string(),
+                        }));
+                    }
+                };
+                Some(
+                    project(&batch, schema, projection)
+                        .map_err(|message| SourceError::Options(format!("{what}: {message}"))),
+                )
+            }
         }
     }
 }

@@ -309,3 +309,54 @@ fn limit_stops_a_query_and_its_replay() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "ts\n0\n1\n2\n");
 }
+
+#[test]
+fn debs_source_feeds_the_relvar_query() {
+    let sample =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../debs/tests/data/sample200.txt");
+    let sql = format!(
+        "CREATE STREAM debs (ts TIMESTAMP, \"index\" BIGINT, mf01 BIGINT) \
+           WITH (source = 'debs', path = '{}', event_time = 'ts'); \
+         SELECT \"index\", relvar(mf01) OVER (RANGE '1s') AS rv FROM debs;",
+        sample.display()
+    );
+    let out = run(&["--format", "csv", "-c", &sql]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Independent computation from the text: (max - min) / max over [t - 1 s, t].
+    let text = std::fs::read_to_string(&sample).unwrap();
+    let rows: Vec<(i64, f64)> = text
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            let (hms, frac) = f[0][11..].split_once('.').unwrap();
+            let secs: Vec<i64> = hms.split(':').map(|x| x.parse().unwrap()).collect();
+            let us = (secs[0] * 3600 + secs[1] * 60 + secs[2]) * 1_000_000
+                + frac[..6].parse::<i64>().unwrap();
+            (us / 1000, f[2].parse().unwrap())
+        })
+        .collect();
+    let got: Vec<String> = stdout(&out)
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).unwrap().to_string())
+        .collect();
+    assert_eq!(got.len(), rows.len());
+    for (i, &(t, _)) in rows.iter().enumerate() {
+        let window: Vec<f64> = rows[..=i]
+            .iter()
+            .filter(|(u, _)| *u >= t - 1000)
+            .map(|(_, v)| *v)
+            .collect();
+        let (lo, hi) = window
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
+        let want = (hi - lo) / hi;
+        let g: f64 = got[i].parse().unwrap();
+        assert!((g - want).abs() < 1e-12, "row {i}: {g} vs {want}");
+    }
+    let err = run(&[
+        "-c",
+        "CREATE STREAM d (nope BIGINT) WITH (source = 'debs', path = 'x'); SELECT nope FROM d;",
+    ]);
+    assert_eq!(err.status.code(), Some(1));
+}
