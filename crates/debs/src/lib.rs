@@ -23,6 +23,10 @@
 //! within a bounded delay: see [`OutOfOrder`].
 
 use std::cmp::Reverse;
+mod generate;
+
+pub use generate::{GeneratorConfig, format_timestamp, generate};
+
 use std::collections::BinaryHeap;
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::Arc;
