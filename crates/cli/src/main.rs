@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 
 use crate::output::OutputFormat;
 use crate::session::Session;
@@ -43,10 +43,87 @@ struct Args {
     /// Start the REPL without the demo stream `sensors`.
     #[arg(long)]
     no_demo: bool,
+    #[command(subcommand)]
+    tool: Option<Tool>,
+}
+
+/// Tools besides the query runner.
+#[derive(Subcommand, Debug)]
+enum Tool {
+    /// The DEBS 2012 Grand Challenge data.
+    Debs {
+        #[command(subcommand)]
+        action: DebsAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum DebsAction {
+    /// Write synthetic DEBS 2012 data in the original text format.
+    Generate {
+        /// Number of events.
+        #[arg(long, default_value_t = 1_000_000)]
+        events: u64,
+        /// Seed: the same seed writes the same file.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Fraction of events written out of order.
+        #[arg(long, default_value_t = 0.015)]
+        out_of_order: f64,
+        /// Fraction of lines glued to the next record.
+        #[arg(long, default_value_t = 0.0)]
+        glued: f64,
+        /// Output file (standard output if absent).
+        #[arg(short = 'o', long)]
+        output: Option<PathBuf>,
+    },
+}
+
+/// Runs `sliq debs generate …`.
+fn debs_generate(action: DebsAction) -> ExitCode {
+    let DebsAction::Generate {
+        events,
+        seed,
+        out_of_order,
+        glued,
+        output,
+    } = action;
+    let config = sliq_debs::GeneratorConfig {
+        events,
+        seed,
+        out_of_order,
+        glued,
+    };
+    let result = match &output {
+        Some(path) => std::fs::File::create(path).and_then(|f| {
+            let mut out = std::io::BufWriter::new(f);
+            let late = sliq_debs::generate(&config, &mut out)?;
+            std::io::Write::flush(&mut out)?;
+            Ok(late)
+        }),
+        None => {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            sliq_debs::generate(&config, &mut out)
+                .and_then(|late| std::io::Write::flush(&mut out).map(|()| late))
+        }
+    };
+    match result {
+        Ok(late) => {
+            eprintln!("wrote {events} events ({late} out of order)");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(Tool::Debs { action }) = args.tool {
+        return debs_generate(action);
+    }
     let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
         OutputFormat::Table
     } else {

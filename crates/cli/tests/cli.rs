@@ -360,3 +360,41 @@ fn debs_source_feeds_the_relvar_query() {
     ]);
     assert_eq!(err.status.code(), Some(1));
 }
+
+#[test]
+fn debs_generate_writes_a_deterministic_file_the_debs_source_reads() {
+    let dir = std::env::temp_dir().join(format!("sliq-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, b) = (dir.join("gen-a.txt"), dir.join("gen-b.txt"));
+    for path in [&a, &b] {
+        let out = run(&[
+            "debs",
+            "generate",
+            "--events",
+            "3000",
+            "--seed",
+            "9",
+            "-o",
+            path.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            stderr(&out).starts_with("wrote 3000 events"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    let sql = format!(
+        "CREATE STREAM d (ts TIMESTAMP, mf01 BIGINT) WITH (source = 'debs', path = '{}', event_time = 'ts'); \
+         SELECT mf01, max(mf01) OVER (RANGE '1s') AS hi FROM d;",
+        a.display()
+    );
+    let out = run(&["--format", "csv", "-c", &sql]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows = stdout(&out).lines().count() - 1;
+    assert!(
+        (2_900..=3_000).contains(&rows),
+        "{rows} in-order rows of 3000"
+    );
+}
