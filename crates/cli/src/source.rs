@@ -98,6 +98,9 @@ pub enum SourceSpec {
     Debs {
         path: PathBuf,
         out_of_order: sliq_debs::OutOfOrder,
+        /// `speed = N`: replay N× faster than recorded (1.0 = real time);
+        /// absent: as fast as possible.
+        speed: Option<f64>,
     },
 }
 
@@ -231,9 +234,11 @@ impl SourceSpec {
                         )));
                     }
                 };
+                let speed = number(options, "speed")?.filter(|s| *s > 0.0);
                 Some(SourceSpec::Debs {
                     path: PathBuf::from(path),
                     out_of_order,
+                    speed,
                 })
             }
             (Some("debs"), None) => {
@@ -325,7 +330,11 @@ impl SourceSpec {
                 let event_time = event_time.and_then(|c| schema.index_of(c).ok());
                 BatchReader::Generator(Generator::new(schema, event_time, *rate, *keys, *rows))
             }
-            SourceSpec::Debs { path, out_of_order } => {
+            SourceSpec::Debs {
+                path,
+                out_of_order,
+                speed,
+            } => {
                 let what = path.display().to_string();
                 let file = File::open(path).map_err(|e| SourceError::Io {
                     what: what.clone(),
@@ -341,12 +350,22 @@ impl SourceSpec {
                         message: e.to_string(),
                     }
                 })?;
+                // Paced replays read small batches, so that time flows smoothly.
+                let reader = if speed.is_some() {
+                    reader.with_batch_rows(64)
+                } else {
+                    reader
+                };
                 let projection = debs_projection(&schema)?;
                 BatchReader::Debs {
                     what,
                     reader,
                     schema,
                     projection,
+                    pace: speed.map(|s| Pace {
+                        speed: s,
+                        origin: None,
+                    }),
                 }
             }
         })
@@ -511,7 +530,29 @@ pub enum BatchReader {
         reader: sliq_debs::DebsReader,
         schema: SchemaRef,
         projection: Vec<usize>,
+        pace: Option<Pace>,
     },
+}
+
+/// Replays recorded time `speed`× faster than it was recorded.
+pub struct Pace {
+    speed: f64,
+    /// Wall clock and event time (µs) of the first batch.
+    origin: Option<(std::time::Instant, i64)>,
+}
+
+impl Pace {
+    /// Sleeps until a batch spanning event times `first_us..=last_us` is due
+    /// (its last event, counted from the replay's first one).
+    fn wait_for(&mut self, first_us: i64, last_us: i64) {
+        let (start, first) = *self
+            .origin
+            .get_or_insert((std::time::Instant::now(), first_us));
+        let due = Duration::from_secs_f64(((last_us - first).max(0) as f64 / 1e6) / self.speed);
+        if let Some(wait) = due.checked_sub(start.elapsed()) {
+            std::thread::sleep(wait);
+        }
+    }
 }
 
 impl Iterator for BatchReader {
@@ -532,6 +573,7 @@ impl Iterator for BatchReader {
                 reader,
                 schema,
                 projection,
+                pace,
             } => {
                 let batch = match reader.next_batch() {
                     Ok(batch) => batch?,
@@ -542,6 +584,15 @@ impl Iterator for BatchReader {
                         }));
                     }
                 };
+                if let Some(pace) = pace {
+                    use arrow_array::cast::AsArray;
+                    let ts = batch
+                        .column(0)
+                        .as_primitive::<arrow_array::types::TimestampMicrosecondType>();
+                    if let (Some(&first), Some(&last)) = (ts.values().first(), ts.values().last()) {
+                        pace.wait_for(first, last);
+                    }
+                }
                 Some(
                     project(&batch, schema, projection)
                         .map_err(|message| SourceError::Options(format!("{what}: {message}"))),

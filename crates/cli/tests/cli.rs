@@ -398,3 +398,24 @@ fn debs_generate_writes_a_deterministic_file_the_debs_source_reads() {
         "{rows} in-order rows of 3000"
     );
 }
+
+#[test]
+fn debs_replay_at_recorded_speed_takes_the_recorded_time() {
+    // 200 events at 100 Hz span 2 s; at speed 10 the replay takes about 0.2 s.
+    let sample =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../debs/tests/data/sample200.txt");
+    let sql = format!(
+        "CREATE STREAM debs (ts TIMESTAMP, mf01 BIGINT) WITH (source = 'debs', path = '{}', speed = 10, event_time = 'ts'); \
+         SELECT mf01 FROM debs;",
+        sample.display()
+    );
+    let start = std::time::Instant::now();
+    let out = run(&["--format", "csv", "-c", &sql]);
+    let took = start.elapsed();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().count(), 201);
+    assert!(
+        took >= std::time::Duration::from_millis(180),
+        "replay took {took:?}"
+    );
+}
