@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use crate::functions::{
-    ArgExtreme, Avg, Count, Extreme, ExtremeCount, FirstLast, Geomean, M4, RelVar, Sum, Variance,
-    VarianceKind,
+    ArgExtreme, Avg, Count, Extreme, ExtremeCount, FirstLast, Geomean, M4, RegrSlope, RelVar, Sum,
+    Variance, VarianceKind,
 };
 use crate::sketch::{ApproxCountDistinct, ApproxPercentile, BloomContains, CountMin};
 use crate::{Aggregate, AggregateError, ArgType, Literal, OutputType, Scalar, ValueType};
@@ -74,6 +74,7 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
         "m4(x BIGINT|DOUBLE|TIMESTAMP|DATE) -> STRUCT(min, max, first, last)",
     ),
     ("relvar", "relvar(x numeric) -> DOUBLE"),
+    ("regr_slope", "regr_slope(y numeric, x numeric) -> DOUBLE"),
     (
         "approx_count_distinct",
         "approx_count_distinct(x any) -> BIGINT",
@@ -172,6 +173,7 @@ enum Bound {
     Geomean,
     Variance(VarianceKind),
     RelVar,
+    RegrSlope,
     ApproxCountDistinct(ValueType),
     BloomContains {
         ty: ValueType,
@@ -257,6 +259,7 @@ impl Bound {
             Bound::Geomean => v.visit(Geomean),
             Bound::Variance(kind) => v.visit(Variance(kind)),
             Bound::RelVar => v.visit(RelVar),
+            Bound::RegrSlope => v.visit(RegrSlope),
             Bound::ApproxCountDistinct(ty) => {
                 with_scalar!(ty, T => v.visit(ApproxCountDistinct::<T>::default()))
             }
@@ -390,6 +393,16 @@ pub fn resolve(
             (
                 bound,
                 vec![ValueType::Float64],
+                OutputType::Scalar(ValueType::Float64),
+            )
+        }
+        ("regr_slope", 2) => {
+            numeric(&call)?;
+            call.numeric_arg(1)?;
+            let bound = Bound::RegrSlope;
+            (
+                bound,
+                vec![ValueType::Float64, ValueType::Float64],
                 OutputType::Scalar(ValueType::Float64),
             )
         }

@@ -344,3 +344,30 @@ fn registry_lists_every_function_with_its_signatures() {
         .expect("integers widen to DOUBLE");
     assert_eq!(resolved.inputs(), &[ValueType::Float64]);
 }
+
+#[test]
+fn regr_slope_fits_a_line() {
+    let rows: Vec<Vec<Value>> = (0..10)
+        .map(|x| vec![F(2.0 * x as f64 + 1.0), F(x as f64)])
+        .collect();
+    let args = [col(ValueType::Float64), col(ValueType::Float64)];
+    match run("regr_slope", &args, rows).unwrap() {
+        F(slope) => assert!((slope - 2.0).abs() < 1e-12, "{slope}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        run("regr_slope", &args, vec![vec![F(1.0), F(3.0)]]).unwrap(),
+        Null,
+        "one pair has no slope"
+    );
+    assert_eq!(
+        run(
+            "regr_slope",
+            &args,
+            vec![vec![F(1.0), F(3.0)], vec![F(2.0), F(3.0)]]
+        )
+        .unwrap(),
+        Null,
+        "vertical"
+    );
+}

@@ -157,6 +157,21 @@ fn naive<'w>(call: &TestCall, window: &'w [Vec<Value>]) -> Result<Value, String>
             let max = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             or_null(!finite.is_empty() && max != 0.0, (max - min) / max)
         }
+        "regr_slope" => {
+            let pairs: Vec<(f64, f64)> = window
+                .iter()
+                .filter_map(|r| Some((float(&r[0])?, float(&r[1])?)))
+                .filter(|(y, x)| y.is_finite() && x.is_finite())
+                .collect();
+            let n = pairs.len() as f64;
+            let (mx, my) = (
+                pairs.iter().map(|p| p.1).sum::<f64>() / n,
+                pairs.iter().map(|p| p.0).sum::<f64>() / n,
+            );
+            let sxx: f64 = pairs.iter().map(|p| (p.1 - mx) * (p.1 - mx)).sum();
+            let sxy: f64 = pairs.iter().map(|p| (p.1 - mx) * (p.0 - my)).sum();
+            or_null(pairs.len() >= 2 && sxx != 0.0, sxy / sxx)
+        }
         other => panic!("no naive oracle for {other}"),
     })
 }

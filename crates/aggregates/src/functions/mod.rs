@@ -12,4 +12,4 @@ mod stats;
 
 pub use numeric::{Avg, Count, Sum, Summable};
 pub use order::{ArgExtreme, Extreme, ExtremeCount, FirstLast, M4, M4Output, M4State};
-pub use stats::{Geomean, Moments, RelVar, Variance, VarianceKind};
+pub use stats::{CoMoments, Geomean, Moments, RegrSlope, RelVar, Variance, VarianceKind};

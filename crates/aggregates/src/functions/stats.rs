@@ -157,3 +157,79 @@ impl Aggregate for RelVar {
         Ok((min <= max && max != 0.0).then(|| (max - min) / max))
     }
 }
+
+/// Co-moments of pairs `(x, y)`: count, means, `Σ(x − x̄)²` and
+/// `Σ(x − x̄)(y − ȳ)`, merged with Chan's parallel formula.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CoMoments {
+    /// Number of pairs.
+    pub n: i64,
+    /// Mean of x.
+    pub mean_x: f64,
+    /// Mean of y.
+    pub mean_y: f64,
+    /// Sum of squared deviations of x.
+    pub m2_x: f64,
+    /// Sum of co-deviations of x and y.
+    pub c_xy: f64,
+}
+
+impl CoMoments {
+    fn merge(a: &CoMoments, b: &CoMoments) -> CoMoments {
+        if a.n == 0 {
+            return *b;
+        }
+        if b.n == 0 {
+            return *a;
+        }
+        let n = a.n + b.n;
+        let (na, nb, nf) = (a.n as f64, b.n as f64, n as f64);
+        let (dx, dy) = (b.mean_x - a.mean_x, b.mean_y - a.mean_y);
+        let weight = na * nb / nf;
+        CoMoments {
+            n,
+            mean_x: a.mean_x + dx * (nb / nf),
+            mean_y: a.mean_y + dy * (nb / nf),
+            m2_x: a.m2_x + b.m2_x + dx * dx * weight,
+            c_xy: a.c_xy + b.c_xy + dx * dy * weight,
+        }
+    }
+}
+
+/// `regr_slope(y, x)`: the least-squares slope of `y` against `x` (SQL's
+/// argument order). Pairs with a NULL, NaN or infinite member are skipped;
+/// NULL for fewer than two pairs or when every `x` is equal.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RegrSlope;
+
+impl Monoid for RegrSlope {
+    type Agg = CoMoments;
+    #[inline]
+    fn identity(&self) -> CoMoments {
+        CoMoments::default()
+    }
+    #[inline]
+    fn combine(&self, a: &CoMoments, b: &CoMoments) -> CoMoments {
+        CoMoments::merge(a, b)
+    }
+}
+
+impl Aggregate for RegrSlope {
+    type Output = Option<f64>;
+    #[inline]
+    fn lift<C: Columns>(&self, columns: &C, row: usize) -> CoMoments {
+        match (columns.f64(0, row), columns.f64(1, row)) {
+            (Some(y), Some(x)) if y.is_finite() && x.is_finite() => CoMoments {
+                n: 1,
+                mean_x: x,
+                mean_y: y,
+                m2_x: 0.0,
+                c_xy: 0.0,
+            },
+            _ => CoMoments::default(),
+        }
+    }
+    fn lower(&self, m: &CoMoments) -> Result<Option<f64>, AggregateError> {
+        Ok((m.n >= 2 && m.m2_x != 0.0).then(|| m.c_xy / m.m2_x))
+    }
+}
