@@ -419,3 +419,75 @@ fn debs_replay_at_recorded_speed_takes_the_recorded_time() {
         "replay took {took:?}"
     );
 }
+
+/// A shipped query file, copied with its DEBS path pointed at `data`.
+fn query_file(name: &str, data: &std::path::Path) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../queries")
+        .join(name);
+    let sql = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("../shared/debs/DEBS2012-small.txt", data.to_str().unwrap());
+    scratch(name, sql.as_bytes()).to_str().unwrap().to_string()
+}
+
+#[test]
+fn debs_queries_find_valve_delays_and_power_alarms_in_generated_data() {
+    let dir = std::env::temp_dir().join(format!("sliq-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = dir.join("q-data.txt");
+    let out = run(&[
+        "debs",
+        "generate",
+        "--events",
+        "150000",
+        "--seed",
+        "4",
+        "--out-of-order",
+        "0",
+        "-o",
+        data.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // Q1: while sensor A and its valve are on, the delay is the generator's ~3 s.
+    let out = run(&["--format", "csv", "-f", &query_file("debs_q1.sql", &data)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let at = header.iter().position(|h| *h == "delay_a_ms").unwrap();
+    let delays: Vec<f64> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split(',').nth(at)?.parse().ok())
+        .collect();
+    assert!(
+        !delays.is_empty(),
+        "sensor A and its valve were on together"
+    );
+    assert!(
+        delays.iter().all(|d| (2_900.0..3_100.0).contains(d)),
+        "delays {:?}",
+        &delays[..5.min(delays.len())]
+    );
+    let changes = text
+        .lines()
+        .skip(1)
+        .filter(|l| l.split(',').nth(1) == Some("true"))
+        .count();
+    assert!(changes >= 1, "bm05 changed at least once");
+
+    // Q2: the generator's largest spikes raise the 30 % alarm.
+    let out = run(&["--format", "csv", "-f", &query_file("debs_q2.sql", &data)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let alarm = header.iter().position(|h| *h == "alarm").unwrap();
+    let alarms = text
+        .lines()
+        .skip(1)
+        .filter(|l| l.split(',').nth(alarm) == Some("true"))
+        .count();
+    assert!(alarms > 0, "no alarm in 25 minutes of data with spikes");
+    assert_eq!(text.lines().count(), 150_001);
+}
