@@ -310,21 +310,10 @@ fn limit_stops_a_query_and_its_replay() {
     assert_eq!(stdout(&out), "ts\n0\n1\n2\n");
 }
 
-#[test]
-fn debs_source_feeds_the_relvar_query() {
-    let sample =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../debs/tests/data/sample200.txt");
-    let sql = format!(
-        "CREATE STREAM debs (ts TIMESTAMP, \"index\" BIGINT, mf01 BIGINT) \
-           WITH (source = 'debs', path = '{}', event_time = 'ts'); \
-         SELECT \"index\", relvar(mf01) OVER (RANGE '1s') AS rv FROM debs;",
-        sample.display()
-    );
-    let out = run(&["--format", "csv", "-c", &sql]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    // Independent computation from the text: (max - min) / max over [t - 1 s, t].
-    let text = std::fs::read_to_string(&sample).unwrap();
-    let rows: Vec<(i64, f64)> = text
+/// `(ms, mf01, mf02, mf03)` of each line of a DEBS text file.
+fn debs_rows(path: &std::path::Path) -> Vec<(i64, f64, f64, f64)> {
+    std::fs::read_to_string(path)
+        .unwrap()
         .lines()
         .map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
@@ -332,28 +321,123 @@ fn debs_source_feeds_the_relvar_query() {
             let secs: Vec<i64> = hms.split(':').map(|x| x.parse().unwrap()).collect();
             let us = (secs[0] * 3600 + secs[1] * 60 + secs[2]) * 1_000_000
                 + frac[..6].parse::<i64>().unwrap();
-            (us / 1000, f[2].parse().unwrap())
+            (
+                us / 1000,
+                f[2].parse().unwrap(),
+                f[3].parse().unwrap(),
+                f[4].parse().unwrap(),
+            )
         })
+        .collect()
+}
+
+/// `f` over the values of `rows[..=i]` with time in `[t - width, t]`.
+fn over_range(
+    rows: &[(i64, f64, f64, f64)],
+    i: usize,
+    width: i64,
+    value: impl Fn(&(i64, f64, f64, f64)) -> f64,
+    f: impl Fn(&[f64]) -> f64,
+) -> f64 {
+    let t = rows[i].0;
+    let window: Vec<f64> = rows[..=i]
+        .iter()
+        .filter(|r| r.0 >= t - width)
+        .map(value)
         .collect();
-    let got: Vec<String> = stdout(&out)
-        .lines()
+    f(&window)
+}
+
+fn relvar(xs: &[f64]) -> f64 {
+    let (lo, hi) = xs
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
+    (hi - lo) / hi
+}
+
+fn average(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+/// Column `name` of CSV output, parsed as floats (empty: NaN).
+fn csv_column(text: &str, name: &str) -> Vec<f64> {
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let at = header
+        .iter()
+        .position(|h| *h == name)
+        .unwrap_or_else(|| panic!("no column {name}"));
+    text.lines()
         .skip(1)
-        .map(|l| l.split(',').nth(1).unwrap().to_string())
-        .collect();
+        .map(|l| l.split(',').nth(at).unwrap().parse().unwrap_or(f64::NAN))
+        .collect()
+}
+
+#[test]
+fn debs_query_files_on_the_real_sample_match_an_independent_computation() {
+    let sample =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../debs/tests/data/sample200.txt");
+    let rows = debs_rows(&sample);
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+
+    let out = run(&[
+        "--format",
+        "csv",
+        "-f",
+        &query_file("debs_relvar.sql", &sample),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = csv_column(&stdout(&out), "relvar_1s");
     assert_eq!(got.len(), rows.len());
-    for (i, &(t, _)) in rows.iter().enumerate() {
-        let window: Vec<f64> = rows[..=i]
-            .iter()
-            .filter(|(u, _)| *u >= t - 1000)
-            .map(|(_, v)| *v)
-            .collect();
-        let (lo, hi) = window
-            .iter()
-            .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
-        let want = (hi - lo) / hi;
-        let g: f64 = got[i].parse().unwrap();
-        assert!((g - want).abs() < 1e-12, "row {i}: {g} vs {want}");
+    for (i, g) in got.iter().enumerate() {
+        assert!(
+            close(*g, over_range(&rows, i, 1000, |r| r.1, relvar)),
+            "relvar row {i}"
+        );
     }
+
+    let out = run(&["--format", "csv", "-f", &query_file("debs_q2.sql", &sample)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let (avg, rv3, power) = (
+        csv_column(&text, "avg_mf01"),
+        csv_column(&text, "rv_mf03"),
+        csv_column(&text, "power_1m"),
+    );
+    for i in 0..rows.len() {
+        assert!(
+            close(avg[i], over_range(&rows, i, 1000, |r| r.1, average)),
+            "avg row {i}"
+        );
+        assert!(
+            close(rv3[i], over_range(&rows, i, 1000, |r| r.3, relvar)),
+            "relvar mf03 row {i}"
+        );
+        assert!(
+            close(
+                power[i],
+                over_range(&rows, i, 60_000, |r| r.1 + r.2 + r.3, average)
+            ),
+            "power row {i}"
+        );
+    }
+    assert!(
+        !text.contains(",true,"),
+        "the sample's largest variation is below 30 %"
+    );
+
+    // The sample's additive flags are all 0: no change, no delay.
+    let out = run(&["--format", "csv", "-f", &query_file("debs_q1.sql", &sample)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), rows.len() + 1);
+    assert!(
+        text.lines()
+            .skip(1)
+            .all(|l| l.ends_with(",false,false,false,false,false,false,,,")),
+        "{}",
+        &text[..300]
+    );
+
     let err = run(&[
         "-c",
         "CREATE STREAM d (nope BIGINT) WITH (source = 'debs', path = 'x'); SELECT nope FROM d;",

@@ -192,7 +192,14 @@ impl DebsReader {
         if text.trim().is_empty() {
             return Ok(true);
         }
-        let fields: Vec<&str> = text.split('\t').collect();
+        let mut fields: Vec<&str> = text.split('\t').collect();
+        // Trailing separators (an empty last field) are harmless.
+        while fields.len() > 56
+            && fields.last().is_some_and(|f| f.trim().is_empty())
+            && fields.len() != 111
+        {
+            fields.pop();
+        }
         let records = match fields.len() {
             56 => vec![parse_record(&fields)],
             111 => {

@@ -196,3 +196,12 @@ fn the_whole_real_sample_when_shared_data_is_present() {
     );
     assert!(max_mf01 > 10_000);
 }
+
+#[test]
+fn trailing_separators_and_spaces_are_tolerated() {
+    let l = lines();
+    let text = format!("{}\t\r\n{}\t\t\n{}", l[0].trim_end(), l[1].trim_end(), l[2]);
+    let (batches, stats) = read_all(text.into_bytes(), OutOfOrder::Drop);
+    assert_eq!((stats.records, stats.malformed), (3, 0), "{stats:?}");
+    assert_eq!(ints(&batches, "index"), vec![2556001, 2556002, 2556003]);
+}
