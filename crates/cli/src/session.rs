@@ -25,10 +25,16 @@ pub enum SessionError {
     /// Writing results failed.
     #[error("{0}")]
     Output(String),
+    /// A query over a stream that nothing feeds.
+    #[error(
+        "stream '{0}' has no source to read: declare one in CREATE STREAM … WITH (path = '…' or source = 'stdin' | 'tcp' | 'generator' | 'debs'); rows pushed with INSERT reach only queries already running"
+    )]
+    NoSource(String),
 }
 
 /// A live stream fed by a background thread (the demo feed).
 struct Feed {
+    stream: String,
     stop: Arc<AtomicBool>,
 }
 
@@ -150,7 +156,10 @@ impl Session {
                 }
             }
         });
-        self.feeds.push(Feed { stop });
+        self.feeds.push(Feed {
+            stream: "sensors".into(),
+            stop,
+        });
         Ok(())
     }
 
@@ -236,6 +245,10 @@ impl Session {
             .unwrap_or_default();
         let stream = self.engine.stream(&stream_name)?;
         let spec = self.sources.get(&stream_name).cloned();
+        if spec.is_none() && !self.feeds.iter().any(|f| f.stream == stream_name) {
+            // Nothing would ever arrive: say so instead of waiting.
+            return Err(SessionError::NoSource(stream_name));
+        }
         let live = spec.as_ref().is_none_or(|s| !s.is_finite());
         let mut writer =
             ResultWriter::new(self.format, query.schema(), live).map_err(SessionError::Output)?;

@@ -575,3 +575,15 @@ fn debs_queries_find_valve_delays_and_power_alarms_in_generated_data() {
     assert!(alarms > 0, "no alarm in 25 minutes of data with spikes");
     assert_eq!(text.lines().count(), 150_001);
 }
+
+#[test]
+fn a_query_over_a_stream_nothing_feeds_fails_instead_of_waiting() {
+    let out = run(&["-c", "CREATE STREAM s (v DOUBLE); SELECT v FROM s;"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("stream 's' has no source to read"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).is_empty());
+}
