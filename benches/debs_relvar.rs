@@ -85,6 +85,24 @@ fn engine_for(
     (engine, stream, query)
 }
 
+/// Nanoseconds of each one-event push to its result, at τ = 10 min.
+fn push_latencies(
+    algorithm: WindowAlgorithm,
+    schema: &arrow_schema::SchemaRef,
+    events: &[RecordBatch],
+) -> Vec<u64> {
+    let (_engine, stream, query) = engine_for(algorithm, Arc::clone(schema), "10m");
+    events
+        .iter()
+        .map(|b| {
+            let start = Instant::now();
+            stream.push(b.clone()).expect("push");
+            std::hint::black_box(query.recv().expect("result"));
+            start.elapsed().as_nanos() as u64
+        })
+        .collect()
+}
+
 fn main() {
     let events: u64 = argument("--events")
         .and_then(|e| e.parse().ok())
@@ -125,16 +143,7 @@ fn main() {
         .take(300_000)
         .collect();
     for algorithm in ALGORITHMS {
-        let (_engine, stream, query) = engine_for(algorithm, Arc::clone(&schema), "10m");
-        let mut ns: Vec<u64> = singles
-            .iter()
-            .map(|b| {
-                let start = Instant::now();
-                stream.push(b.clone()).expect("push");
-                std::hint::black_box(query.recv().expect("result"));
-                start.elapsed().as_nanos() as u64
-            })
-            .collect();
+        let mut ns = push_latencies(algorithm, &schema, &singles);
         ns.sort_unstable();
         let at = |q: f64| ns[((ns.len() - 1) as f64 * q) as usize];
         println!(
@@ -243,16 +252,7 @@ fn bulk_eviction(singles: &[RecordBatch], schema: &arrow_schema::SchemaRef) {
         "\nbulk eviction: {half} events, then a 15-minute gap, at τ = 10 min (one-event pushes, ns)"
     );
     for algorithm in ALGORITHMS {
-        let (_engine, stream, query) = engine_for(algorithm, Arc::clone(schema), "10m");
-        let mut ns: Vec<u64> = shifted
-            .iter()
-            .map(|b| {
-                let start = Instant::now();
-                stream.push(b.clone()).expect("push");
-                std::hint::black_box(query.recv().expect("result"));
-                start.elapsed().as_nanos() as u64
-            })
-            .collect();
+        let mut ns = push_latencies(algorithm, schema, &shifted);
         let after_gap = ns[half];
         ns.sort_unstable();
         println!(

@@ -1,10 +1,11 @@
 //! The generator: deterministic for a seed, readable by the reader, and
 //! within the calibrated ranges.
 
-use arrow_array::RecordBatch;
+mod common;
+
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int64Type, TimestampMicrosecondType};
-use sliq_debs::{DebsReader, GeneratorConfig, OutOfOrder, generate};
+use common::{ints, read_all as read, times};
+use sliq_debs::{GeneratorConfig, OutOfOrder, generate};
 
 fn bytes(config: &GeneratorConfig) -> (Vec<u8>, u64) {
     let mut out = Vec::new();
@@ -12,25 +13,9 @@ fn bytes(config: &GeneratorConfig) -> (Vec<u8>, u64) {
     (out, late)
 }
 
-fn read(bytes: Vec<u8>, policy: OutOfOrder) -> (Vec<RecordBatch>, sliq_debs::ReadStats) {
-    let mut reader = DebsReader::new(std::io::Cursor::new(bytes), policy).unwrap();
-    let batches: Vec<RecordBatch> = reader.by_ref().collect::<Result<_, _>>().unwrap();
-    (batches, reader.stats().clone())
-}
-
-fn column(batches: &[RecordBatch], name: &str) -> Vec<f64> {
-    batches
-        .iter()
-        .flat_map(|b| {
-            b.column_by_name(name)
-                .unwrap()
-                .as_primitive::<Int64Type>()
-                .values()
-                .iter()
-                .map(|v| *v as f64)
-                .collect::<Vec<_>>()
-        })
-        .collect()
+/// An integer column as floats.
+fn column(batches: &[arrow_array::RecordBatch], name: &str) -> Vec<f64> {
+    ints(batches, name).into_iter().map(|v| v as f64).collect()
 }
 
 fn mean(xs: &[f64]) -> f64 {
@@ -101,15 +86,7 @@ fn statistics_stay_within_the_calibrated_ranges() {
         let m = mean(&column(&batches, name));
         assert!((m - want).abs() < 1.0, "{name} mean {m}");
     }
-    let ts: Vec<i64> = batches
-        .iter()
-        .flat_map(|b| {
-            b.column(0)
-                .as_primitive::<TimestampMicrosecondType>()
-                .values()
-                .to_vec()
-        })
-        .collect();
+    let ts = times(&batches);
     let tick = (ts[ts.len() - 1] - ts[0]) as f64 / (ts.len() - 1) as f64;
     assert!((9_900.0..10_400.0).contains(&tick), "tick {tick} µs");
     // Spikes large enough for Query 2's 30 % alarm happen.

@@ -1,51 +1,18 @@
 //! The reader on real DEBS 2012 lines: every field, gzip, glued and
 //! malformed lines, and both out-of-order policies.
 
+mod common;
+
 use std::io::Write;
 
-use arrow_array::RecordBatch;
+use common::{ints, read_all, times};
+
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int64Type, TimestampMicrosecondType};
+use arrow_array::types::Int64Type;
 use sliq_debs::{DebsReader, FIELDS, OutOfOrder, parse_timestamp, schema};
 
 /// The first 200 lines of the real sample, byte for byte (CRLF endings).
 const SAMPLE: &[u8] = include_bytes!("data/sample200.txt");
-
-fn read_all(bytes: Vec<u8>, policy: OutOfOrder) -> (Vec<RecordBatch>, sliq_debs::ReadStats) {
-    let mut reader = DebsReader::new(std::io::Cursor::new(bytes), policy)
-        .unwrap()
-        .with_batch_rows(64);
-    let mut batches = Vec::new();
-    while let Some(b) = reader.next_batch().unwrap() {
-        batches.push(b);
-    }
-    (batches, reader.stats().clone())
-}
-
-fn ints(batches: &[RecordBatch], column: &str) -> Vec<i64> {
-    batches
-        .iter()
-        .flat_map(|b| {
-            b.column_by_name(column)
-                .unwrap()
-                .as_primitive::<Int64Type>()
-                .values()
-                .to_vec()
-        })
-        .collect()
-}
-
-fn times(batches: &[RecordBatch]) -> Vec<i64> {
-    batches
-        .iter()
-        .flat_map(|b| {
-            b.column(0)
-                .as_primitive::<TimestampMicrosecondType>()
-                .values()
-                .to_vec()
-        })
-        .collect()
-}
 
 fn lines() -> Vec<&'static str> {
     std::str::from_utf8(SAMPLE)
