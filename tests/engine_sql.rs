@@ -727,3 +727,62 @@ fn limit_stops_a_query_after_n_rows() {
         "{err}"
     );
 }
+
+/// An aggregate with a bug: it panics on negative input.
+#[derive(Clone, Copy, Debug, Default)]
+struct Fragile;
+
+impl sliq::swag::Monoid for Fragile {
+    type Agg = f64;
+    fn identity(&self) -> f64 {
+        0.0
+    }
+    fn combine(&self, a: &f64, b: &f64) -> f64 {
+        a + b
+    }
+}
+
+impl sliq::aggregates::Aggregate for Fragile {
+    type Output = Option<f64>;
+    fn lift<C: sliq::aggregates::Columns>(&self, columns: &C, row: usize) -> f64 {
+        let v = columns.f64(0, row).unwrap_or(0.0);
+        assert!(v >= 0.0, "negative input");
+        v
+    }
+    fn lower(&self, agg: &f64) -> Result<Option<f64>, sliq::aggregates::AggregateError> {
+        Ok(Some(*agg))
+    }
+}
+
+#[test]
+fn a_panicking_aggregate_stops_its_query_and_spares_the_others() {
+    use sliq::aggregates::{OutputType, ValueType};
+    let (engine, s) = engine_with_s();
+    engine
+        .register_aggregate(
+            "fragile",
+            vec![ValueType::Float64],
+            OutputType::Scalar(ValueType::Float64),
+            Fragile,
+        )
+        .unwrap();
+    let fragile = engine
+        .query("SELECT fragile(v) OVER (ROWS 3 PRECEDING) AS f FROM s")
+        .unwrap();
+    let sturdy = engine
+        .query("SELECT count(*) OVER (ROWS 3 PRECEDING) AS c FROM s")
+        .unwrap();
+    s.push(batch(&[(1, None, Some(1.0))])).unwrap();
+    s.push(batch(&[(2, None, Some(-1.0))])).unwrap();
+    s.push(batch(&[(3, None, Some(2.0))])).unwrap();
+    assert_eq!(floats(&fragile.recv().unwrap(), "f"), some(&[1.0]));
+    let err = fragile.recv().unwrap_err().to_string();
+    assert!(
+        err.contains("internal error (negative input); the query is stopped"),
+        "{err}"
+    );
+    assert!(matches!(fragile.recv(), Err(EngineError::Closed)));
+    for expected in 1..=3 {
+        assert_eq!(ints(&sturdy.recv().unwrap(), "c"), vec![Some(expected)]);
+    }
+}

@@ -776,8 +776,21 @@ impl Stream {
         }
         let mut late_rows = 0;
         for q in queries.iter() {
-            let result = q.compiled.lock().process(&batch);
+            // A bug in an expression kernel must not take the engine down:
+            // the query that hit it stops with an error, the others go on.
             let mut finished = false;
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                q.compiled.lock().process(&batch)
+            }))
+            .unwrap_or_else(|panic| {
+                finished = true;
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Err(format!("internal error ({what}); the query is stopped"))
+            });
             let message = {
                 let mut stats = q.stats.lock();
                 stats.batches += 1;
@@ -812,7 +825,8 @@ impl Stream {
             // A dropped subscriber is unregistered by its handle; ignore it here.
             let _ = q.sender.send(message);
             if finished {
-                // LIMIT reached: the query ends; its handle drains what was sent.
+                // LIMIT reached, or an internal error: the query ends; its
+                // handle drains what was sent.
                 let id = q.id;
                 state.update_queries(|queries| queries.retain(|q| q.id != id));
             }
