@@ -23,6 +23,17 @@ fn beats<T: Scalar, const MAX: bool>(younger: &T, older: &T) -> bool {
     younger.sql_cmp(older) == want
 }
 
+/// Combines two optional aggregates: `both` when each holds a value,
+/// otherwise whichever does (the empty one is the identity).
+#[inline]
+fn merge<T: Clone>(a: &Option<T>, b: &Option<T>, both: impl FnOnce(&T, &T) -> T) -> Option<T> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(both(x, y)),
+        (Some(_), None) => a.clone(),
+        (None, _) => b.clone(),
+    }
+}
+
 macro_rules! marker_impls {
     ($name:ident<$($p:ident),*> $(, $c:ident)?) => {
         impl<$($p,)* $(const $c: bool)?> Clone for $name<$($p,)* $($c)?> {
@@ -56,11 +67,13 @@ impl<T: Scalar, const MAX: bool> Monoid for Extreme<T, MAX> {
     }
     #[inline]
     fn combine(&self, a: &Option<T>, b: &Option<T>) -> Option<T> {
-        match (a, b) {
-            (Some(x), Some(y)) if beats::<T, MAX>(y, x) => b.clone(),
-            (Some(_), _) => a.clone(),
-            (None, _) => b.clone(),
-        }
+        merge(a, b, |x, y| {
+            if beats::<T, MAX>(y, x) {
+                y.clone()
+            } else {
+                x.clone()
+            }
+        })
     }
     #[inline]
     fn combine_into(&self, acc: &mut Option<T>, younger: &Option<T>) {
@@ -97,11 +110,13 @@ impl<X: Scalar, Y: Scalar, const MAX: bool> Monoid for ArgExtreme<X, Y, MAX> {
     }
     #[inline]
     fn combine(&self, a: &Self::Agg, b: &Self::Agg) -> Self::Agg {
-        match (a, b) {
-            (Some((xa, _)), Some((xb, _))) if beats::<X, MAX>(xb, xa) => b.clone(),
-            (Some(_), _) => a.clone(),
-            (None, _) => b.clone(),
-        }
+        merge(a, b, |older, younger| {
+            if beats::<X, MAX>(&younger.0, &older.0) {
+                younger.clone()
+            } else {
+                older.clone()
+            }
+        })
     }
 }
 
@@ -129,15 +144,11 @@ impl<T: Scalar, const MAX: bool> Monoid for ExtremeCount<T, MAX> {
     }
     #[inline]
     fn combine(&self, a: &Self::Agg, b: &Self::Agg) -> Self::Agg {
-        match (a, b) {
-            (Some((xa, ca)), Some((xb, cb))) => match xb.sql_cmp(xa) {
-                Ordering::Equal => Some((xa.clone(), ca + cb)),
-                _ if beats::<T, MAX>(xb, xa) => b.clone(),
-                _ => a.clone(),
-            },
-            (Some(_), None) => a.clone(),
-            (None, _) => b.clone(),
-        }
+        merge(a, b, |(xa, ca), (xb, cb)| match xb.sql_cmp(xa) {
+            Ordering::Equal => (xa.clone(), ca + cb),
+            _ if beats::<T, MAX>(xb, xa) => (xb.clone(), *cb),
+            _ => (xa.clone(), *ca),
+        })
     }
 }
 
@@ -248,24 +259,20 @@ impl<T: Scalar> Monoid for M4<T> {
     }
     #[inline]
     fn combine(&self, a: &Self::Agg, b: &Self::Agg) -> Self::Agg {
-        match (a, b) {
-            (Some(x), Some(y)) => Some(M4State {
-                min: if beats::<T, false>(&y.min, &x.min) {
-                    y.min.clone()
-                } else {
-                    x.min.clone()
-                },
-                max: if beats::<T, true>(&y.max, &x.max) {
-                    y.max.clone()
-                } else {
-                    x.max.clone()
-                },
-                first: x.first.clone(),
-                last: y.last.clone(),
-            }),
-            (Some(_), None) => a.clone(),
-            (None, _) => b.clone(),
-        }
+        merge(a, b, |x, y| M4State {
+            min: if beats::<T, false>(&y.min, &x.min) {
+                y.min.clone()
+            } else {
+                x.min.clone()
+            },
+            max: if beats::<T, true>(&y.max, &x.max) {
+                y.max.clone()
+            } else {
+                x.max.clone()
+            },
+            first: x.first.clone(),
+            last: y.last.clone(),
+        })
     }
 }
 
