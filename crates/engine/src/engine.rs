@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::partition::Partitioner;
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::{Schema, SchemaRef};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
@@ -501,6 +502,20 @@ impl Engine {
         }
     }
 
+    /// How `sql`'s rows can be split between workers so that each key's
+    /// windows live on one of them (see [`Partitioner`]); the query is
+    /// planned and checked but not started.
+    pub fn partitioner(&self, sql: &str) -> Result<Partitioner, EngineError> {
+        let mut statements = self.plan(sql)?;
+        match (statements.pop(), statements.is_empty()) {
+            (Some(Statement::Query(plan)), true) => Partitioner::new(&plan)
+                .map_err(|message| EngineError::Evaluation { query: 0, message }),
+            _ => Err(EngineError::NotAQuery(
+                "partitioner() takes exactly one SELECT".into(),
+            )),
+        }
+    }
+
     /// The plan of a `SELECT` (with or without `EXPLAIN`), as text.
     pub fn explain(&self, sql: &str) -> Result<String, EngineError> {
         let mut statements = self.plan(sql)?;
@@ -600,6 +615,7 @@ impl Engine {
         Ok(Query {
             id,
             schema: Arc::clone(&plan.output_schema),
+            limit: plan.limit,
             receiver,
             stream,
         })
@@ -897,6 +913,7 @@ fn check_schema(expected: &Schema, batch: &RecordBatch) -> Result<(), String> {
 pub struct Query {
     id: u64,
     schema: SchemaRef,
+    limit: Option<u64>,
     receiver: Receiver<Result<RecordBatch, EngineError>>,
     stream: Arc<StreamState>,
 }
@@ -919,6 +936,11 @@ impl Query {
     /// The result schema.
     pub fn schema(&self) -> SchemaRef {
         Arc::clone(&self.schema)
+    }
+
+    /// The query's `LIMIT`, if it has one.
+    pub fn limit(&self) -> Option<u64> {
+        self.limit
     }
 
     /// The next result, waiting for it. [`EngineError::Closed`] once the

@@ -20,6 +20,7 @@ mod error;
 pub mod frame;
 pub mod keys;
 mod operator;
+pub mod partition;
 mod query;
 mod udaf;
 
@@ -29,3 +30,4 @@ pub use engine::{
 };
 pub use error::EngineError;
 pub use operator::WindowAlgorithm;
+pub use partition::Partitioner;

@@ -55,7 +55,7 @@ pub struct CompiledQuery {
     output_schema: SchemaRef,
 }
 
-fn physical(e: &Expr, schema: &DFSchema) -> Result<Arc<dyn PhysicalExpr>, String> {
+pub(crate) fn physical(e: &Expr, schema: &DFSchema) -> Result<Arc<dyn PhysicalExpr>, String> {
     create_physical_expr(
         e,
         schema,
@@ -65,7 +65,7 @@ fn physical(e: &Expr, schema: &DFSchema) -> Result<Arc<dyn PhysicalExpr>, String
     .map_err(|err| format!("cannot compile {e}: {err}"))
 }
 
-fn evaluate(e: &Arc<dyn PhysicalExpr>, batch: &RecordBatch) -> Result<ArrayRef, String> {
+pub(crate) fn evaluate(e: &Arc<dyn PhysicalExpr>, batch: &RecordBatch) -> Result<ArrayRef, String> {
     e.evaluate(batch)
         .and_then(|v| v.into_array(batch.num_rows()))
         .map_err(|err| format!("evaluating {e}: {err}"))

@@ -1,0 +1,132 @@
+//! Splitting a stream between workers by a query's partition key, so that
+//! every key's windows live in exactly one place (used by `sliq-timely`).
+//!
+//! A row's partition is a fixed hash (xxh3 of the key in Arrow's row
+//! format) of the key columns of the query's windows: the same key gives the
+//! same partition in every process that runs the same build, whatever the
+//! batch it arrives in. A query without keys (one global window), or whose
+//! windows are partitioned by different keys, cannot be split: all its rows
+//! go to partition 0.
+
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, UInt32Array};
+use arrow_row::{RowConverter, SortField};
+use arrow_select::take::take_record_batch;
+use datafusion_physical_expr::PhysicalExpr;
+use sliq_sql::QueryPlan;
+
+use crate::query::{evaluate, physical};
+
+/// How a query's rows are split between partitions.
+pub struct Partitioner {
+    keys: Vec<Arc<dyn PhysicalExpr>>,
+    key_names: Vec<String>,
+    converter: Option<RowConverter>,
+    /// Per partition, the rows of the current batch (reused between batches).
+    rows: Vec<Vec<u32>>,
+}
+
+impl std::fmt::Debug for Partitioner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Partitioner")
+            .field("keys", &self.key_names)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Partitioner {
+    /// The partitioner of `plan`: by the windows' keys when they all agree.
+    pub(crate) fn new(plan: &QueryPlan) -> Result<Self, String> {
+        let first = plan.windows.first();
+        let shared = first.filter(|w| plan.windows.iter().all(|o| o.keys == w.keys));
+        let Some(window) = shared.filter(|w| !w.keys.is_empty()) else {
+            return Ok(Partitioner {
+                keys: Vec::new(),
+                key_names: Vec::new(),
+                converter: None,
+                rows: Vec::new(),
+            });
+        };
+        let input = datafusion_common::DFSchema::try_from(Arc::clone(&plan.input_schema))
+            .map_err(|e| e.to_string())?;
+        let keys = window
+            .keys
+            .iter()
+            .map(|k| physical(k, &input))
+            .collect::<Result<Vec<_>, _>>()?;
+        let fields = keys
+            .iter()
+            .map(|k| {
+                k.data_type(&plan.input_schema)
+                    .map(SortField::new)
+                    .map_err(|e| e.to_string())
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let converter = RowConverter::new(fields)
+            .map_err(|e| format!("cannot partition by these key types: {e}"))?;
+        Ok(Partitioner {
+            keys,
+            key_names: window.key_names.clone(),
+            converter: Some(converter),
+            rows: Vec::new(),
+        })
+    }
+
+    /// The partition key as written in the query; empty when the query's
+    /// rows cannot be split (they all go to partition 0).
+    pub fn key_names(&self) -> &[String] {
+        &self.key_names
+    }
+
+    /// Splits `batch` into at most `partitions` batches, each paired with its
+    /// partition number; rows keep their order within each part, and empty
+    /// parts are left out.
+    pub fn split(
+        &mut self,
+        batch: &RecordBatch,
+        partitions: usize,
+    ) -> Result<Vec<(usize, RecordBatch)>, String> {
+        let Some(converter) = &self.converter else {
+            return Ok(vec![(0, batch.clone())]);
+        };
+        if partitions <= 1 || batch.num_rows() == 0 {
+            return Ok(vec![(0, batch.clone())]);
+        }
+        let keys = self
+            .keys
+            .iter()
+            .map(|k| evaluate(k, batch))
+            .collect::<Result<Vec<_>, _>>()?;
+        let encoded = converter
+            .convert_columns(&keys)
+            .map_err(|e| format!("cannot encode partition keys: {e}"))?;
+        self.rows.resize_with(partitions, Vec::new);
+        for part in &mut self.rows {
+            part.clear();
+        }
+        for (i, row) in encoded.iter().enumerate() {
+            let part = xxhash_rust::xxh3::xxh3_64(row.as_ref()) % partitions as u64;
+            self.rows[part as usize].push(i as u32);
+        }
+        let mut parts = Vec::new();
+        for (part, rows) in self.rows.iter().enumerate() {
+            if rows.is_empty() {
+                continue;
+            }
+            if rows.len() == batch.num_rows() {
+                parts.push((part, batch.clone()));
+                continue;
+            }
+            let indices = UInt32Array::from_iter_values(rows.iter().copied());
+            let taken =
+                take_record_batch(batch, &indices).map_err(|e| format!("splitting rows: {e}"))?;
+            parts.push((part, taken));
+        }
+        debug_assert_eq!(
+            parts.iter().map(|(_, b)| b.num_rows()).sum::<usize>(),
+            batch.num_rows()
+        );
+        Ok(parts)
+    }
+}
