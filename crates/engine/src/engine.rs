@@ -754,6 +754,15 @@ impl Stream {
         }
     }
 
+    /// Checks that `batch` has the stream's schema (what [`Stream::push`]
+    /// checks first), spelling out every difference.
+    pub fn check_schema(&self, batch: &RecordBatch) -> Result<(), EngineError> {
+        check_schema(&self.state.schema, batch).map_err(|details| EngineError::SchemaMismatch {
+            stream: self.state.name.clone(),
+            details,
+        })
+    }
+
     /// Pushes a batch through every query of the stream, in order.
     ///
     /// A batch whose schema differs is rejected whole, with each difference
@@ -764,12 +773,9 @@ impl Stream {
     /// unaffected.
     pub fn push(&self, batch: RecordBatch) -> Result<(), EngineError> {
         let state = &self.state;
-        if let Err(details) = check_schema(&state.schema, &batch) {
+        if let Err(e) = self.check_schema(&batch) {
             state.stats.lock().rejected_batches += 1;
-            return Err(EngineError::SchemaMismatch {
-                stream: state.name.clone(),
-                details,
-            });
+            return Err(e);
         }
         let _order = state.push_lock.lock();
         let queries = Arc::clone(&state.queries.read());

@@ -47,6 +47,7 @@ pub(crate) fn run_worker(
         query,
     } = job.instantiate()?;
     let mut partitioner = engine.partitioner(job.query())?;
+    let schema_check = stream.clone();
     let mut input = InputHandle::<u64, _>::new();
     let probe = ProbeHandle::new();
     let windows_shared = Arc::clone(shared);
@@ -94,6 +95,7 @@ pub(crate) fn run_worker(
     if !sources.is_empty() {
         let feeder = Feeder {
             local,
+            stream: schema_check,
             event_time: event_time_column(job),
             in_flight,
         };
@@ -163,6 +165,8 @@ fn max_event_time(batch: &RecordBatch, column: usize) -> Option<i64> {
 struct Feeder {
     /// This worker's index in its process.
     local: usize,
+    /// The worker's stream, to check each batch's schema before splitting.
+    stream: sliq_engine::Stream,
     /// The stream's event-time column.
     event_time: Option<usize>,
     /// Epochs that may be unfinished before reading waits.
@@ -210,16 +214,22 @@ impl Feeder {
                             .progress
                             .rows_read
                             .fetch_add(batch.num_rows() as u64, Ordering::Relaxed);
-                        if let Some(t) = self.event_time.and_then(|c| max_event_time(&batch, c)) {
-                            newest = Some(newest.map_or(t, |n| n.max(t)));
-                        }
-                        match partitioner.split(&batch, peers) {
+                        let parts = self
+                            .stream
+                            .check_schema(&batch)
+                            .map_err(TimelyError::Engine)
+                            .and_then(|()| partitioner.split(&batch, peers).map_err(fail));
+                        match parts {
                             Ok(parts) => {
+                                let time = self.event_time.and_then(|c| max_event_time(&batch, c));
+                                if let Some(t) = time {
+                                    newest = Some(newest.map_or(t, |n| n.max(t)));
+                                }
                                 for (dest, batch) in parts {
                                     input.send(Part { dest, batch });
                                 }
                             }
-                            Err(message) => shared.fail(fail(message)),
+                            Err(e) => shared.fail(e),
                         }
                         let epoch = *input.time();
                         if let Some(newest) = newest {
