@@ -3,6 +3,9 @@
 //! - `sliq`: a REPL with a live demo stream `sensors`.
 //! - `sliq -c "STMT; …"` / `sliq -f script.sql`: run statements and exit
 //!   (add `--interactive` to continue in the REPL).
+//! - `sliq --workers N …`: queries run on N timely dataflow workers,
+//!   partitioned by key; with `--process I --processes P --hostfile FILE`,
+//!   on P processes (process 0 reads the sources and prints the results).
 //!
 //! Exit status: 0 on success, 1 when a statement fails (the error goes to
 //! stderr), 2 on bad arguments.
@@ -43,6 +46,22 @@ struct Args {
     /// Start the REPL without the demo stream `sensors`.
     #[arg(long)]
     no_demo: bool,
+    /// Run queries on this many timely dataflow worker threads (per
+    /// process), partitioned by key, instead of the embedded engine.
+    #[arg(long, value_name = "N")]
+    workers: Option<usize>,
+    /// This process's index in a cluster (0 reads the sources and prints).
+    #[arg(long, value_name = "I", default_value_t = 0, requires = "hostfile")]
+    process: usize,
+    /// Number of processes in the cluster.
+    #[arg(long, value_name = "P", default_value_t = 1, requires = "hostfile")]
+    processes: usize,
+    /// The cluster's addresses: one `host:port` line per process, in order.
+    #[arg(long, value_name = "FILE")]
+    hostfile: Option<PathBuf>,
+    /// Seconds to wait for the other processes of the cluster.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    connect_timeout: f64,
     #[command(subcommand)]
     tool: Option<Tool>,
 }
@@ -119,6 +138,21 @@ fn debs_generate(action: DebsAction) -> ExitCode {
     }
 }
 
+/// The timely settings asked for, if any (`--workers`, or a cluster).
+fn timely_config(args: &Args) -> Result<Option<sliq_timely::Config>, sliq_timely::TimelyError> {
+    let workers = args.workers.unwrap_or(1);
+    let timeout = std::time::Duration::from_secs_f64(args.connect_timeout.max(0.0));
+    let config = match &args.hostfile {
+        Some(hostfile) => {
+            sliq_timely::Config::from_hostfile(workers, args.process, args.processes, hostfile)?
+        }
+        None if args.workers.is_some() => sliq_timely::Config::workers(workers),
+        None => return Ok(None),
+    };
+    config.check()?;
+    Ok(Some(config.connect_timeout(timeout)))
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     if let Some(Tool::Debs { action }) = args.tool {
@@ -136,6 +170,14 @@ fn main() -> ExitCode {
         let _ = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed));
     }
     let mut session = Session::new(format, Arc::clone(&interrupted));
+    match timely_config(&args) {
+        Ok(Some(config)) => session.use_timely(config),
+        Ok(None) => {}
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    }
     let scripted = args.command.is_some() || args.file.is_some();
     if let Some(path) = &args.file {
         let sql = match std::fs::read_to_string(path) {

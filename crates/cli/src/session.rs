@@ -25,6 +25,9 @@ pub enum SessionError {
     /// Writing results failed.
     #[error("{0}")]
     Output(String),
+    /// Running on timely workers failed.
+    #[error("{0}")]
+    Timely(#[from] sliq_timely::TimelyError),
     /// A query over a stream that nothing feeds.
     #[error(
         "stream '{0}' has no source to read: declare one in CREATE STREAM … WITH (path = '…' or source = 'stdin' | 'tcp' | 'generator' | 'debs'); rows pushed with INSERT reach only queries already running"
@@ -51,6 +54,16 @@ pub struct Session {
     last_stats: (Instant, HashMap<String, u64>),
     /// Print a summary line after each query (and timing in the REPL).
     pub timing: bool,
+    /// Run queries on timely dataflow workers instead of the embedded engine.
+    timely: Option<sliq_timely::Config>,
+    /// The last timely run's counters, for `.stats`.
+    last_run: Option<TimelyRun>,
+}
+
+/// What `.stats` shows of the last query run on timely workers.
+struct TimelyRun {
+    sql: String,
+    stats: sliq_timely::RunStats,
 }
 
 impl Session {
@@ -64,7 +77,21 @@ impl Session {
             interrupted,
             last_stats: (Instant::now(), HashMap::new()),
             timing: true,
+            timely: None,
+            last_run: None,
         }
+    }
+
+    /// Runs queries on timely dataflow workers (threads of this process,
+    /// or processes of a cluster) instead of the embedded engine. Process 0
+    /// reads the sources and prints the results; the others lend workers.
+    pub fn use_timely(&mut self, config: sliq_timely::Config) {
+        self.timely = Some(config);
+    }
+
+    /// Whether this process prints results (not a secondary cluster process).
+    fn prints_results(&self) -> bool {
+        self.timely.as_ref().is_none_or(|c| c.process() == 0)
     }
 
     /// The engine.
@@ -114,6 +141,9 @@ impl Session {
             ));
             counters.insert(key, q.rows_out);
         }
+        if let Some(run) = &self.last_run {
+            out.push_str(&timely_report(run));
+        }
         if let Some(rss) = resident_memory() {
             out.push_str(&format!(
                 "memory: {:.1} MiB resident\n",
@@ -136,6 +166,11 @@ impl Session {
             keys: 40,
             rows: None,
         };
+        if self.timely.is_some() {
+            // Timely workers read the feed themselves, query by query.
+            self.sources.insert("sensors".into(), spec);
+            return Ok(());
+        }
         let stop = Arc::new(AtomicBool::new(false));
         let reader = spec.open(
             stream.schema(),
@@ -249,6 +284,9 @@ impl Session {
             // Nothing would ever arrive: say so instead of waiting.
             return Err(SessionError::NoSource(stream_name));
         }
+        if let (Some(config), Some(spec)) = (self.timely.clone(), &spec) {
+            return self.follow_timely(query, &stream, spec, &config);
+        }
         let live = spec.as_ref().is_none_or(|s| !s.is_finite());
         let mut writer =
             ResultWriter::new(self.format, query.schema(), live).map_err(SessionError::Output)?;
@@ -281,6 +319,95 @@ impl Session {
                 None => eprintln!("rows out {}, {secs:.3} s", writer.rows()),
             }
         }
+        Ok(())
+    }
+
+    /// Runs `query` on timely workers: process 0 reads `spec` and prints the
+    /// results gathered from every worker; other processes lend their workers.
+    fn follow_timely(
+        &mut self,
+        query: Query,
+        stream: &Stream,
+        spec: &SourceSpec,
+        config: &sliq_timely::Config,
+    ) -> Result<(), SessionError> {
+        let info = stream.info();
+        let sql = self
+            .engine
+            .queries()
+            .into_iter()
+            .find(|q| q.id == query.id())
+            .map(|q| q.sql)
+            .unwrap_or_default();
+        // The embedded copy only checked the query; the workers run it.
+        drop(query);
+        let job = sliq_timely::Job::new(&info.name, info.schema, info.options.clone(), &sql)
+            .window_algorithm(self.engine.window_algorithm());
+        let stop = Arc::new(AtomicBool::new(false));
+        let sources = if config.process() == 0 {
+            vec![spec.open(
+                stream.schema(),
+                info.options.event_time_column(),
+                Arc::clone(&stop),
+                Arc::default(),
+            )?]
+        } else {
+            Vec::new()
+        };
+        let prints = self.prints_results();
+        let live = !spec.is_finite();
+        let mut execution = sliq_timely::start(&job, config, sources)?;
+        let mut writer = ResultWriter::new(self.format, execution.schema(), live)
+            .map_err(SessionError::Output)?;
+        if prints {
+            writer.flush().map_err(SessionError::Output)?;
+        }
+        self.interrupted.store(false, Ordering::Relaxed);
+        let result = (|| -> Result<(), SessionError> {
+            loop {
+                match execution.recv_timeout(Duration::from_millis(100)) {
+                    Ok(batch) => {
+                        writer.write(&batch).map_err(SessionError::Output)?;
+                        if live {
+                            writer.flush().map_err(SessionError::Output)?;
+                        }
+                    }
+                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+                    Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return Ok(()),
+                }
+                if self.interrupted.load(Ordering::Relaxed) {
+                    stop.store(true, Ordering::Relaxed);
+                    execution.stop();
+                }
+            }
+        })();
+        if result.is_err() {
+            execution.stop();
+        }
+        stop.store(true, Ordering::Relaxed);
+        let stats = execution.finish()?;
+        result?;
+        if prints {
+            writer.finish().map_err(SessionError::Output)?;
+        }
+        if self.timing {
+            let secs = stats.elapsed.as_secs_f64();
+            let rows_in = stats.rows_read;
+            let rate = if secs > 0.0 {
+                rows_in as f64 / secs
+            } else {
+                0.0
+            };
+            let processed: u64 = stats.workers.iter().map(|w| w.rows).sum();
+            let first = stats.workers.first().map_or(0, |w| w.index);
+            let last = stats.workers.last().map_or(0, |w| w.index);
+            eprintln!(
+                "process {}: workers {first}..={last} processed {processed} rows; rows in {rows_in}, rows out {}, {secs:.3} s, {rate:.0} rows/s",
+                config.process(),
+                stats.rows_out,
+            );
+        }
+        self.last_run = Some(TimelyRun { sql, stats });
         Ok(())
     }
 
@@ -393,6 +520,32 @@ impl Session {
         }
         Ok(())
     }
+}
+
+/// The `.stats` lines of a timely run: per worker, and the watermark.
+fn timely_report(run: &TimelyRun) -> String {
+    let stats = &run.stats;
+    let mut out = format!(
+        "timely run of {}: partitioned by {}, {} rows read here, {} rows out, watermark {}\n",
+        run.sql,
+        if stats.partition_key.is_empty() {
+            "nothing (one worker holds every window)".to_string()
+        } else {
+            stats.partition_key.join(", ")
+        },
+        stats.rows_read,
+        stats.rows_out,
+        stats
+            .watermark
+            .map_or_else(|| "none (no event time)".to_string(), |w| format!("{w} ms")),
+    );
+    for w in &stats.workers {
+        out.push_str(&format!(
+            "  worker {}: {} rows in {} parts, {} keys, {} late, {} rows out\n",
+            w.index, w.rows, w.batches, w.keys, w.late_rows, w.rows_out
+        ));
+    }
+    out
 }
 
 /// The process's resident memory in bytes (Linux), if known.

@@ -1,0 +1,246 @@
+//! `sliq --workers N` and clusters of `sliq` processes: the same rows as
+//! the embedded engine (as a multiset, and per key in the same order), a
+//! bounded wait for missing peers, and the watermark in `.stats`.
+
+use std::collections::BTreeMap;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn sliq() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_sliq"))
+}
+
+fn scratch_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sliq-timely-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// 3,000 rows over 61 keys, event time increasing with a few late rows.
+fn data_file(test: &str) -> PathBuf {
+    let path = scratch_dir().join(format!("{test}.csv"));
+    let mut csv = String::from("seq,ts,key,v\n");
+    let mut x = 12345u64;
+    let mut ts = 0i64;
+    for seq in 0..3000 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ts += ((x >> 40) % 50) as i64;
+        let late = if (x >> 20).is_multiple_of(89) {
+            3000
+        } else {
+            0
+        };
+        let value = if (x >> 30).is_multiple_of(41) {
+            String::new()
+        } else {
+            format!("{}", (x >> 33) % 997)
+        };
+        csv.push_str(&format!(
+            "{seq},{},k{},{value}\n",
+            ts - late,
+            (x >> 50) % 61
+        ));
+    }
+    std::fs::write(&path, csv).unwrap();
+    path
+}
+
+fn script(path: &Path, select: &str) -> String {
+    format!(
+        "CREATE STREAM s (seq BIGINT, ts BIGINT, key VARCHAR, v DOUBLE) \
+         WITH (path = '{}', format = 'csv', event_time = 'ts'); {select};",
+        path.display()
+    )
+}
+
+const SELECTS: &[&str] = &[
+    "SELECT key, seq, max(v) OVER (ROWS 99 PRECEDING) AS m, avg(v) OVER (ROWS 9 PRECEDING) AS a FROM s GROUP BY key",
+    "SELECT key, seq, sum(v) OVER (RANGE '1s') AS total, count(*) OVER (RANGE '1s') AS n FROM s WHERE v > 100 GROUP BY key",
+];
+
+fn csv_lines(out: &Output) -> Vec<String> {
+    assert!(
+        out.status.success(),
+        "sliq failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Same header, same multiset of rows, and per key (the first column) the
+/// same sequence.
+fn assert_equivalent(want: &[String], got: &[String]) {
+    assert_eq!(got.first(), want.first(), "header");
+    assert_eq!(got.len(), want.len(), "row count");
+    let mut a = want[1..].to_vec();
+    let mut b = got[1..].to_vec();
+    a.sort();
+    b.sort();
+    assert!(a == b, "different rows");
+    let by_key = |rows: &[String]| {
+        let mut keys: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for row in rows {
+            let key = row.split(',').next().unwrap().to_string();
+            keys.entry(key).or_default().push(row.clone());
+        }
+        keys
+    };
+    assert!(by_key(&want[1..]) == by_key(&got[1..]), "per-key order");
+}
+
+fn run(args: &[&str]) -> Output {
+    sliq().args(args).output().expect("sliq runs")
+}
+
+#[test]
+fn one_and_four_workers_print_what_the_embedded_engine_prints() {
+    let path = data_file("one_and_four");
+    for select in SELECTS {
+        let sql = script(&path, select);
+        let want = csv_lines(&run(&["--format", "csv", "-c", &sql]));
+        if !select.contains("WHERE") {
+            assert_eq!(want.len(), 3001);
+        }
+        for workers in ["1", "4"] {
+            let out = run(&["--workers", workers, "--format", "csv", "-c", &sql]);
+            assert_equivalent(&want, &csv_lines(&out));
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stderr.contains("rows in 3000"), "{stderr}");
+        }
+    }
+}
+
+fn free_ports(n: usize) -> Vec<String> {
+    let listeners: Vec<_> = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn two_processes_of_two_workers_print_what_the_embedded_engine_prints() {
+    let path = data_file("two_processes");
+    for select in SELECTS {
+        let sql = script(&path, select);
+        let want = csv_lines(&run(&["--format", "csv", "-c", &sql]));
+        let hostfile = scratch_dir().join("hosts.txt");
+        std::fs::write(&hostfile, free_ports(2).join("\n") + "\n").unwrap();
+        let hostfile = hostfile.to_str().unwrap();
+        let cluster = |process: &str| {
+            let mut cmd = sliq();
+            cmd.args([
+                "--workers",
+                "2",
+                "--process",
+                process,
+                "--processes",
+                "2",
+                "--hostfile",
+                hostfile,
+                "--format",
+                "csv",
+                "-c",
+                &sql,
+            ]);
+            cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+            cmd
+        };
+        let second = cluster("1").spawn().unwrap();
+        let first = cluster("0").output().unwrap();
+        let second = second.wait_with_output().unwrap();
+        assert_equivalent(&want, &csv_lines(&first));
+        // Process 1 prints nothing: its workers' results go to process 0.
+        assert!(csv_lines(&second).is_empty());
+        let stderr = String::from_utf8_lossy(&second.stderr);
+        assert!(
+            stderr.contains("process 1: workers 2..=3 processed"),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_process_without_its_peers_gives_up_with_a_clear_error() {
+    let path = data_file("lonely");
+    let hostfile = scratch_dir().join("lonely-hosts.txt");
+    std::fs::write(&hostfile, free_ports(2).join("\n")).unwrap();
+    let start = std::time::Instant::now();
+    let out = run(&[
+        "--workers",
+        "2",
+        "--process",
+        "1",
+        "--processes",
+        "2",
+        "--hostfile",
+        hostfile.to_str().unwrap(),
+        "--connect-timeout",
+        "1",
+        "-c",
+        &script(&path, SELECTS[0]),
+    ]);
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error: process 1 could not reach process 0 at 127.0.0.1:"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "nothing on stdout");
+
+    let bad = run(&[
+        "--workers",
+        "2",
+        "--process",
+        "3",
+        "--processes",
+        "2",
+        "--hostfile",
+        hostfile.to_str().unwrap(),
+        "-c",
+        "SELECT 1",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("process 3 does not exist"));
+}
+
+#[test]
+fn stats_show_each_worker_and_the_watermark() {
+    use rexpect::session::spawn_command;
+    let path = data_file("stats");
+    let mut cmd = sliq();
+    let home = scratch_dir().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    cmd.env("HOME", &home);
+    cmd.args([
+        "--workers",
+        "2",
+        "--no-demo",
+        "--interactive",
+        "--format",
+        "csv",
+        "-c",
+        &script(&path, SELECTS[0]),
+    ]);
+    let mut p = spawn_command(cmd, Some(30_000)).expect("sliq starts in a pty");
+    p.exp_string("processed").unwrap();
+    p.exp_string("sliq> ").unwrap();
+    p.send_line(".stats").unwrap();
+    p.exp_regex(r"timely run of SELECT .*: partitioned by key, 3000 rows read here, 3000 rows out, watermark \d+ ms")
+        .unwrap();
+    p.exp_regex(r"worker 0: \d+ rows in \d+ parts, \d+ keys")
+        .unwrap();
+    p.exp_regex(r"worker 1: \d+ rows in \d+ parts, \d+ keys")
+        .unwrap();
+    p.send_control('d').unwrap();
+    p.exp_eof().unwrap();
+}
