@@ -8,6 +8,7 @@
 //! mapped back to the event times read by then, is the watermark.
 
 use std::collections::VecDeque;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -46,6 +47,10 @@ pub(crate) fn run_worker(
         stream,
         query,
     } = job.instantiate()?;
+    // The dataflow drops its copy when it completes; this one keeps the
+    // query registered so that its counters can be read at the end.
+    let query = Rc::new(query);
+    let windows_query = Rc::clone(&query);
     let mut partitioner = engine.partitioner(job.query())?;
     let schema_check = stream.clone();
     let mut input = InputHandle::<u64, _>::new();
@@ -60,7 +65,7 @@ pub(crate) fn run_worker(
                     input.for_each(|cap, parts: &mut Vec<Part>| {
                         let mut session = output.session(&cap);
                         for part in parts.drain(..) {
-                            match process(&stream, &query, part.batch) {
+                            match process(&stream, &windows_query, part.batch) {
                                 Ok(results) => {
                                     for batch in results {
                                         session.give(Part { dest: 0, batch });
@@ -118,6 +123,7 @@ pub(crate) fn run_worker(
     }
 
     let stats = engine.stats();
+    drop(query);
     let stream_stats = stats.streams.first().cloned().unwrap_or_default();
     let query_stats = stats.queries.first().cloned().unwrap_or_default();
     Ok(WorkerStats {

@@ -181,6 +181,14 @@ fn one_and_four_workers_match_the_embedded_engine() {
             let total: u64 = input.iter().map(|b| b.num_rows() as u64).sum();
             assert_eq!(stats.rows_read, total);
             assert_eq!(stats.workers.iter().map(|w| w.rows).sum::<u64>(), total);
+            assert_eq!(
+                stats.workers.iter().map(|w| w.rows_out).sum::<u64>(),
+                want.len() as u64
+            );
+            if key_columns(sql) == 1 {
+                // Every key (and NULL) lives on exactly one worker.
+                assert_eq!(stats.workers.iter().map(|w| w.keys).sum::<usize>(), 38);
+            }
             if workers == 4 && key_columns(sql) > 0 {
                 let busy = stats.workers.iter().filter(|w| w.rows > 0).count();
                 assert!(busy >= 3, "{sql}: keys spread over {busy} of 4 workers");
