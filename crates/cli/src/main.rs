@@ -153,7 +153,30 @@ fn timely_config(args: &Args) -> Result<Option<sliq_timely::Config>, sliq_timely
     Ok(Some(config.connect_timeout(timeout)))
 }
 
+/// Panics (a bug, or timely's network threads when a peer process goes
+/// away) print one line naming the thread, unless `RUST_BACKTRACE` asks
+/// for the full report; the failure itself surfaces as an error.
+fn install_panic_hook() {
+    if std::env::var_os("RUST_BACKTRACE").is_some() {
+        return;
+    }
+    std::panic::set_hook(Box::new(|info| {
+        let thread = std::thread::current();
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        eprintln!(
+            "sliq: thread '{}' failed: {message}",
+            thread.name().unwrap_or("unnamed")
+        );
+    }));
+}
+
 fn main() -> ExitCode {
+    install_panic_hook();
     let args = Args::parse();
     if let Some(Tool::Debs { action }) = args.tool {
         return debs_generate(action);

@@ -248,3 +248,71 @@ fn stats_show_each_worker_and_the_watermark() {
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn a_peer_that_dies_mid_run_ends_the_run_with_an_error() {
+    use std::io::Read;
+    let hostfile = scratch_dir().join("dying-hosts.txt");
+    std::fs::write(&hostfile, free_ports(2).join("\n")).unwrap();
+    let sql = "CREATE STREAM g (ts TIMESTAMP, sensor VARCHAR, value DOUBLE) \
+               WITH (source = 'generator', rate = 100000, keys = 100, event_time = 'ts'); \
+               SELECT sensor, max(value) OVER (ROWS 9 PRECEDING) AS m FROM g GROUP BY sensor;";
+    let cluster = |process: &str| {
+        let mut cmd = sliq();
+        cmd.args([
+            "--workers",
+            "1",
+            "--process",
+            process,
+            "--processes",
+            "2",
+            "--hostfile",
+            hostfile.to_str().unwrap(),
+            "--format",
+            "csv",
+            "-c",
+            sql,
+        ]);
+        cmd.env_remove("RUST_BACKTRACE");
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.spawn().unwrap()
+    };
+    let mut peer = cluster("1");
+    let mut first = cluster("0");
+    // Wait until results flow, then kill the peer.
+    let mut stdout = first.stdout.take().unwrap();
+    let mut buffer = [0u8; 4096];
+    let mut seen = 0;
+    while seen < 100_000 {
+        let n = stdout.read(&mut buffer).unwrap();
+        assert!(n > 0, "process 0 ended early");
+        seen += n;
+    }
+    peer.kill().unwrap();
+    peer.wait().unwrap();
+    let drain = std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = first.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "process 0 still running after its peer died"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    drain.join().unwrap().unwrap();
+    let mut stderr = String::new();
+    first
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("a peer process may have exited"),
+        "{stderr}"
+    );
+}

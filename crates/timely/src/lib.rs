@@ -71,7 +71,6 @@ use sliq_engine::EngineError;
 
 pub use config::{Cluster, Config};
 pub use job::{Job, Setup};
-pub use part::Part;
 
 use crate::shared::{Gather, Shared};
 
@@ -172,7 +171,8 @@ pub struct Progress {
 pub struct Execution {
     results: Receiver<RecordBatch>,
     shared: Arc<Shared>,
-    guards: timely::communication::WorkerGuards<Result<WorkerStats, TimelyError>>,
+    /// Taken by [`Execution::finish`].
+    guards: Option<timely::communication::WorkerGuards<Result<WorkerStats, TimelyError>>>,
     schema: SchemaRef,
     partition_key: Vec<String>,
     /// Rows still allowed by the query's LIMIT.
@@ -236,7 +236,7 @@ where
     Ok(Execution {
         results: incoming,
         shared,
-        guards,
+        guards: Some(guards),
         schema,
         partition_key,
         remaining,
@@ -324,31 +324,24 @@ impl Execution {
 
     /// Waits for the workers to finish (dropping results not yet received)
     /// and returns the run's counters, or its first error.
-    pub fn finish(self) -> Result<RunStats, TimelyError> {
-        let Execution {
-            results,
-            shared,
-            guards,
-            partition_key,
-            rows_out,
-            start,
-            ..
-        } = self;
-        // Keep the channel drained so that worker 0 never blocks on it.
-        let drain = std::thread::spawn(move || while results.recv().is_ok() {});
-        let outcomes = guards.join();
-        let _ = drain.join();
-        let elapsed = start.elapsed();
+    pub fn finish(mut self) -> Result<RunStats, TimelyError> {
+        let outcomes = self.join_workers();
+        let elapsed = self.start.elapsed();
+        let shared = &self.shared;
         let mut workers = Vec::new();
         let mut failure = shared.take_error();
-        for outcome in outcomes {
+        for outcome in outcomes? {
             match outcome {
                 Ok(Ok(stats)) => workers.push(stats),
                 Ok(Err(e)) => {
                     failure.get_or_insert(e);
                 }
-                Err(panic) => {
-                    failure.get_or_insert(TimelyError::Worker(panic));
+                Err(_) => {
+                    // Timely only keeps the payload's Debug form ("Any"); the
+                    // panic message itself went to the panic hook.
+                    failure.get_or_insert(TimelyError::Worker(
+                        "a worker thread panicked (a peer process may have exited)".into(),
+                    ));
                 }
             }
         }
@@ -361,12 +354,55 @@ impl Execution {
             rows_read: progress
                 .rows_read
                 .load(std::sync::atomic::Ordering::Relaxed),
-            rows_out,
-            partition_key,
+            rows_out: self.rows_out,
+            partition_key: std::mem::take(&mut self.partition_key),
             watermark: progress.watermark(),
             elapsed,
         })
     }
+}
+
+impl Execution {
+    /// Waits for every local worker, draining results meanwhile so that
+    /// worker 0 never blocks on them. Empty if already joined.
+    fn join_workers(&mut self) -> Result<Vec<WorkerOutcome>, TimelyError> {
+        let Some(guards) = self.guards.take() else {
+            return Ok(Vec::new());
+        };
+        let results = self.results.clone();
+        let drain = std::thread::spawn(move || while results.recv().is_ok() {});
+        // Timely's network threads panic when a peer process goes away, and
+        // dropping the guards re-raises that here: report it as an error.
+        let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || guards.join()));
+        let _ = drain.join();
+        joined.map_err(|panic| {
+            TimelyError::Worker(format!(
+                "the network failed ({}); a peer process may have exited",
+                panic_message(panic.as_ref())
+            ))
+        })
+    }
+}
+
+/// What a worker thread returned, or its panic (as timely reports it).
+type WorkerOutcome = Result<Result<WorkerStats, TimelyError>, String>;
+
+impl Drop for Execution {
+    /// An execution dropped before [`Execution::finish`] stops its sources
+    /// and waits for the workers, discarding their results.
+    fn drop(&mut self) {
+        self.shared.stop();
+        let _ = self.join_workers();
+    }
+}
+
+/// The text of a panic payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
 }
 
 /// Runs `job` to the end: starts it (see [`start`]), hands every result
