@@ -3,7 +3,7 @@
 //! One process, four worker threads:
 //!
 //! ```text
-//! cargo run --release --example scale_out -- --workers 4
+//! cargo run --release -p sliq --example scale_out -- --workers 4
 //! ```
 //!
 //! Two processes of two workers each (process 0 reads the data and prints
@@ -11,8 +11,8 @@
 //!
 //! ```text
 //! printf '127.0.0.1:2101\n127.0.0.1:2102\n' > hosts.txt
-//! cargo run --release --example scale_out -- --workers 2 --process 0 --processes 2 --hostfile hosts.txt
-//! cargo run --release --example scale_out -- --workers 2 --process 1 --processes 2 --hostfile hosts.txt
+//! cargo run --release -p sliq --example scale_out -- --workers 2 --process 0 --processes 2 --hostfile hosts.txt
+//! cargo run --release -p sliq --example scale_out -- --workers 2 --process 1 --processes 2 --hostfile hosts.txt
 //! ```
 
 use std::path::PathBuf;

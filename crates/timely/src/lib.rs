@@ -129,7 +129,7 @@ pub struct WorkerStats {
     pub batches: u64,
     /// Rows late for a RANGE window.
     pub late_rows: u64,
-    /// Distinct keys it holds.
+    /// Distinct keys it holds (the most of any of the query's windows).
     pub keys: usize,
     /// Result rows it produced.
     pub rows_out: u64,

@@ -131,7 +131,7 @@ pub(crate) fn run_worker(
         rows: stream_stats.rows,
         batches: stream_stats.batches,
         late_rows: stream_stats.late_rows,
-        keys: query_stats.keys.iter().sum(),
+        keys: query_stats.keys.iter().copied().max().unwrap_or(0),
         rows_out: query_stats.rows_out,
     })
 }
