@@ -1,7 +1,8 @@
 //! Engine benchmarks: throughput of continuous window queries, latency of a
 //! one-row push to its result, and memory per key.
 //!
-//! `cargo bench -p sliq --bench engine` (add `-- --quick` for a shorter run)
+//! `cargo bench -p sliq --bench engine` (add `-- --quick` for a shorter run;
+//! `--only NAME`, `--keys K` and `--batch B` narrow the throughput cases)
 //!
 //! Each throughput case pushes 2M rows `(ts BIGINT, key BIGINT, v DOUBLE)`
 //! (1 ms apart, keys uniform at random) through one query, on one thread,
@@ -163,6 +164,19 @@ fn main() {
         .cloned();
     let rows = if quick { 400_000 } else { 2_000_000 };
     let one_row_rows = if quick { 50_000 } else { 200_000 };
+    // `--keys K` and `--batch B` run only that key count / batch size.
+    let value_of = |flag: &str| -> Option<usize> {
+        let i = args.iter().position(|a| a == flag)?;
+        args.get(i + 1)?.parse().ok()
+    };
+    let key_counts: Vec<u64> = match value_of("--keys") {
+        Some(k) => vec![k as u64],
+        None => vec![1_000, 100_000],
+    };
+    let batch_sizes: Vec<usize> = match value_of("--batch") {
+        Some(b) => vec![b],
+        None => vec![8192, 1],
+    };
     let queries = [
         (
             "max ROWS 999",
@@ -203,14 +217,14 @@ fn main() {
         "{:<24} {:>8} {:>7} {:>10} {:>12}",
         "query", "keys", "batch", "rows", "M rows/s"
     );
-    for keys in [1_000u64, 100_000] {
+    for &keys in &key_counts {
         let input = data(rows, keys);
         let small = input.slice(0, one_row_rows);
         for (name, sql) in queries
             .iter()
             .filter(|(n, _)| only.as_ref().is_none_or(|o| n.contains(o.as_str())))
         {
-            for batch in [8192usize, 1] {
+            for &batch in &batch_sizes {
                 let data = if batch == 1 { &small } else { &input };
                 let per_s = throughput(sql, data, batch);
                 println!(
