@@ -72,7 +72,7 @@ use sliq_engine::EngineError;
 pub use config::{Cluster, Config};
 pub use job::{Job, Setup};
 
-use crate::shared::{Gather, Shared};
+use crate::shared::{Gather, Shared, Waker};
 
 /// What can go wrong running a job.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -209,8 +209,13 @@ where
     let partition_key = probe.engine.partitioner(job.query())?.key_names().to_vec();
     drop(probe);
 
-    let receivers = sources.into_iter().map(spawn_reader).collect();
-    let shared = Arc::new(Shared::new(config.workers, receivers));
+    let wakers: Vec<Waker> = (0..config.workers).map(|_| Waker::default()).collect();
+    let receivers = sources
+        .into_iter()
+        .enumerate()
+        .map(|(i, source)| spawn_reader(source, Arc::clone(&wakers[i % config.workers])))
+        .collect();
+    let shared = Arc::new(Shared::new(wakers, receivers));
     let (results, incoming) = crossbeam_channel::bounded(64);
     let (builders, others) = network::allocators(config)?;
     let worker_job = job.clone();
@@ -246,8 +251,9 @@ where
 }
 
 /// Reads `source` on its own thread into a small channel, so that a slow
-/// or blocking source never holds up a worker.
-fn spawn_reader<I, E>(source: I) -> worker::SourceRx
+/// or blocking source never holds up a worker; wakes the reading worker
+/// (which parks when it has nothing to do) after each batch.
+fn spawn_reader<I, E>(source: I, waker: Waker) -> worker::SourceRx
 where
     I: IntoIterator<Item = Result<RecordBatch, E>>,
     I::IntoIter: Send + 'static,
@@ -261,6 +267,14 @@ where
             if tx.send(item.map_err(|e| e.to_string())).is_err() || failed {
                 break;
             }
+            if let Some(worker) = waker.get() {
+                worker.unpark();
+            }
+        }
+        // Dropping the sender ends the source: wake the worker to see it.
+        drop(tx);
+        if let Some(worker) = waker.get() {
+            worker.unpark();
         }
     });
     rx

@@ -2,6 +2,8 @@
 //! the sources to read, the stop flag, the first error, and progress.
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::thread::Thread;
 
 use arrow_array::RecordBatch;
 use crossbeam_channel::Sender;
@@ -15,7 +17,7 @@ use crate::worker::SourceRx;
 pub(crate) struct Progress {
     /// Rows read from this process's sources.
     pub rows_read: AtomicU64,
-    /// The first epoch not yet gathered at worker 0 (`u64::MAX`: all).
+    /// The first epoch not yet gathered (`u64::MAX`: all are).
     frontier: AtomicU64,
     /// Per local worker: the newest event time whose rows every worker has
     /// processed; `NO_SOURCE` for workers without sources, `NOTHING_YET`
@@ -37,7 +39,8 @@ impl Progress {
         }
     }
 
-    /// Worker 0's gather has seen everything before `frontier`.
+    /// The gather has seen everything before `frontier` (timely's frontier
+    /// is global: every worker's gather reports the same one).
     pub fn record_frontier(&self, frontier: Option<u64>) {
         self.frontier
             .store(frontier.unwrap_or(u64::MAX), Ordering::Relaxed);
@@ -70,10 +73,16 @@ impl Progress {
     }
 }
 
+/// The thread of the worker that reads a source, set once the worker
+/// starts: the source's reader unparks it when a batch arrives.
+pub(crate) type Waker = Arc<OnceLock<Thread>>;
+
 /// What the workers of one process share with each other and the caller.
 pub(crate) struct Shared {
     /// Worker threads in this process.
     pub local_workers: usize,
+    /// Per local worker, its thread (for its sources' readers).
+    wakers: Vec<Waker>,
     /// Per local worker, the sources it reads (taken when it starts).
     sources: Mutex<Vec<Vec<(usize, SourceRx)>>>,
     stop: AtomicBool,
@@ -84,7 +93,8 @@ pub(crate) struct Shared {
 impl Shared {
     /// Sources are dealt to local workers round-robin: source `i` is read by
     /// worker `i % local_workers`.
-    pub fn new(local_workers: usize, sources: Vec<SourceRx>) -> Self {
+    pub fn new(wakers: Vec<Waker>, sources: Vec<SourceRx>) -> Self {
+        let local_workers = wakers.len();
         let progress = Progress::new(local_workers);
         let mut dealt: Vec<Vec<(usize, SourceRx)>> =
             (0..local_workers).map(|_| Vec::new()).collect();
@@ -94,6 +104,7 @@ impl Shared {
         }
         Shared {
             local_workers,
+            wakers,
             sources: Mutex::new(dealt),
             stop: AtomicBool::new(false),
             error: Mutex::new(None),
@@ -101,8 +112,10 @@ impl Shared {
         }
     }
 
-    /// The sources of local worker `local` (empty the second time).
+    /// The sources of local worker `local` (empty the second time); their
+    /// readers wake the calling thread from now on.
     pub fn take_sources(&self, local: usize) -> Vec<(usize, SourceRx)> {
+        let _ = self.wakers[local].set(std::thread::current());
         std::mem::take(&mut self.sources.lock()[local])
     }
 

@@ -201,8 +201,10 @@ impl Feeder {
         let mut newest: Option<i64> = None;
         while open.iter().any(|&o| o) && !shared.stopped() {
             let epoch = *input.time();
+            // Too many epochs unfinished: let the workers catch up, parking
+            // (rather than spinning) while they hold both cores.
             while probe.less_than(&epoch.saturating_sub(self.in_flight)) && !shared.stopped() {
-                worker.step();
+                worker.step_or_park(Some(Duration::from_millis(1)));
             }
             let mut received = false;
             for (open, (source_index, rx)) in open.iter_mut().zip(sources) {
