@@ -11,13 +11,18 @@
 //!
 //! Per batch and window group, keys are hashed once ([`keys`]) and the
 //! frame pass ([`frame`]) decides per row how many old rows leave each
-//! key's window; every aggregate of the group then runs a tight loop of
-//! insert, evict and query over its per-key DABA Lite windows.
+//! key's window. A group with one aggregate runs a tight loop of insert,
+//! evict and query over its per-key DABA Lite windows; the built-in
+//! aggregates of a group with several share one window per key (one deque,
+//! one set of pointers, records holding every aggregate's partial
+//! aggregate), whose value operations each aggregate replays in a loop of
+//! its own (`group`).
 
 mod columns;
 mod engine;
 mod error;
 pub mod frame;
+mod group;
 pub mod keys;
 mod operator;
 pub mod partition;

@@ -15,6 +15,7 @@ use datafusion_physical_expr::{PhysicalExpr, create_physical_expr};
 use sliq_sql::{AggregateFunction, QueryPlan};
 
 use crate::frame::{FramePass, FrameState, Late};
+use crate::group::{self, GroupOperator, MemberSpec};
 use crate::keys::KeyMap;
 use crate::operator::{AggregateOperator, BuildOperator, WindowAlgorithm};
 use crate::udaf::RegisteredAggregate;
@@ -42,7 +43,16 @@ struct CompiledWindow {
 struct CompiledAggregate {
     args: Vec<Arc<dyn PhysicalExpr>>,
     window: usize,
-    operator: Box<dyn AggregateOperator>,
+    /// Its own windows, or `None` when it is a member of a [`CompiledGroup`].
+    operator: Option<Box<dyn AggregateOperator>>,
+}
+
+/// Aggregates over the same window group sharing one window per key.
+struct CompiledGroup {
+    window: usize,
+    /// The members' indices among the query's aggregates.
+    members: Vec<usize>,
+    operator: Box<dyn GroupOperator>,
 }
 
 /// A query ready to run.
@@ -50,6 +60,7 @@ pub struct CompiledQuery {
     filter: Option<Arc<dyn PhysicalExpr>>,
     windows: Vec<CompiledWindow>,
     aggregates: Vec<CompiledAggregate>,
+    groups: Vec<CompiledGroup>,
     intermediate_schema: SchemaRef,
     outputs: Vec<Arc<dyn PhysicalExpr>>,
     output_schema: SchemaRef,
@@ -113,8 +124,10 @@ impl CompiledQuery {
                 pass: FramePass::default(),
             });
         }
+        let groups = Self::shared_groups(plan, algorithm);
+        let grouped = |i: usize| groups.iter().any(|g| g.members.contains(&i));
         let mut aggregates = Vec::new();
-        for a in &plan.aggregates {
+        for (i, a) in plan.aggregates.iter().enumerate() {
             let args = a
                 .args
                 .iter()
@@ -122,12 +135,13 @@ impl CompiledQuery {
                 .collect::<Result<Vec<_>, _>>()?;
             let output = a.function.output_type().clone();
             let operator = match &a.function {
+                AggregateFunction::Builtin(_) if grouped(i) => None,
                 AggregateFunction::Builtin(resolved) => {
-                    resolved.visit(BuildOperator { algorithm, output })
+                    Some(resolved.visit(BuildOperator { algorithm, output }))
                 }
                 AggregateFunction::User(user) => {
                     match user.as_any().downcast_ref::<RegisteredAggregate>() {
-                        Some(registered) => registered.build(algorithm),
+                        Some(registered) => Some(registered.build(algorithm)),
                         None => {
                             return Err(format!(
                                 "aggregate {} was not registered with this engine",
@@ -152,10 +166,50 @@ impl CompiledQuery {
             filter,
             windows,
             aggregates,
+            groups,
             intermediate_schema: Arc::clone(&plan.intermediate_schema),
             outputs,
             output_schema: Arc::clone(&plan.output_schema),
         })
+    }
+
+    /// The window groups whose built-in aggregates (two or more) share one
+    /// DABA Lite per key. Other algorithms (for cross-checks) keep one
+    /// window per aggregate.
+    fn shared_groups(plan: &QueryPlan, algorithm: WindowAlgorithm) -> Vec<CompiledGroup> {
+        if algorithm != WindowAlgorithm::DabaLite {
+            return Vec::new();
+        }
+        let mut groups = Vec::new();
+        for window in 0..plan.windows.len() {
+            let (members, specs): (Vec<usize>, Vec<MemberSpec<'_>>) = plan
+                .aggregates
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| a.window == window)
+                .filter_map(|(i, a)| match &a.function {
+                    AggregateFunction::Builtin(aggregate) => Some((
+                        i,
+                        MemberSpec {
+                            aggregate,
+                            output: a.function.output_type().clone(),
+                        },
+                    )),
+                    AggregateFunction::User(_) => None,
+                })
+                .unzip();
+            if members.len() < 2 {
+                continue;
+            }
+            if let Some(operator) = group::build(&specs) {
+                groups.push(CompiledGroup {
+                    window,
+                    members,
+                    operator,
+                });
+            }
+        }
+        groups
     }
 
     fn filtered(&self, batch: &RecordBatch) -> Result<RecordBatch, String> {
@@ -261,12 +315,29 @@ impl CompiledQuery {
             );
             outcome.late_rows = outcome.late_rows.max(w.pass.late_count);
         }
+        let mut results: Vec<Option<(ArrayRef, usize, Option<String>)>> =
+            (0..self.aggregates.len()).map(|_| None).collect();
+        for g in &mut self.groups {
+            let w = &self.windows[g.window];
+            let member_args: Vec<Vec<ArrayRef>> =
+                g.members.iter().map(|&i| args[i].clone()).collect();
+            let outputs =
+                g.operator
+                    .process(&member_args, &w.key_ids, w.key_map.key_count(), &w.pass);
+            for (&i, output) in g.members.iter().zip(outputs) {
+                results[i] = Some(output);
+            }
+        }
+        for ((a, args), result) in self.aggregates.iter_mut().zip(&args).zip(&mut results) {
+            if let Some(operator) = &mut a.operator {
+                let w = &self.windows[a.window];
+                *result = Some(operator.process(args, &w.key_ids, w.key_map.key_count(), &w.pass));
+            }
+        }
         let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
-        for (a, args) in self.aggregates.iter_mut().zip(&args) {
-            let w = &self.windows[a.window];
+        for result in results {
             let (array, failed, error) =
-                a.operator
-                    .process(args, &w.key_ids, w.key_map.key_count(), &w.pass);
+                result.ok_or("an aggregate without an operator (a planning bug)")?;
             outcome.failed_results += failed;
             if outcome.first_error.is_none() {
                 outcome.first_error = error;

@@ -333,6 +333,37 @@ impl<T> ChunkedDeque<T> {
         Some(value)
     }
 
+    /// Like [`pop_front`](Self::pop_front), but a drained block that would
+    /// be freed goes to `retired` instead, so that its memory stays valid
+    /// until `retired` is cleared (for callers that keep raw pointers to
+    /// slots for a while, as `DabaLiteShape`'s users do).
+    #[inline]
+    pub fn pop_front_deferred(&mut self, retired: &mut RetiredBlocks<T>) -> Option<T> {
+        if self.is_empty() {
+            return None;
+        }
+        // SAFETY: as in `pop_front`.
+        let value = unsafe {
+            let value = (*Block::slot(self.head, self.front)).assume_init_read();
+            self.front += 1;
+            if self.front == (*self.head).limit {
+                let drained = self.head;
+                self.head = (*drained).next;
+                (*self.head).prev = ptr::null_mut();
+                (*drained).prev = ptr::null_mut();
+                (*drained).next = ptr::null_mut();
+                if self.spare.is_null() {
+                    self.spare = drained;
+                } else {
+                    retired.blocks.push(drained);
+                }
+            }
+            value
+        };
+        self.debug_check();
+        Some(value)
+    }
+
     /// Removes and returns the back element, or `None` when empty.
     /// **Worst-case O(1)**: an emptied tail block becomes the spare.
     pub fn pop_back(&mut self) -> Option<T> {
@@ -617,6 +648,69 @@ impl<T> ChunkedDeque<T> {
     fn debug_check_element(&self, c: &Cursor<T>) {
         self.debug_check_cursor(c);
         debug_assert!(c.pos < self.end, "cursor at the end has no element");
+    }
+}
+
+/// Drained blocks whose memory must outlive pointers into them; see
+/// [`ChunkedDeque::pop_front_deferred`]. Their slots hold no element.
+pub struct RetiredBlocks<T> {
+    blocks: Vec<*mut Block<T>>,
+}
+
+// SAFETY: the blocks are owned, unlinked and hold no element.
+unsafe impl<T: Send> Send for RetiredBlocks<T> {}
+
+impl<T> Default for RetiredBlocks<T> {
+    fn default() -> Self {
+        RetiredBlocks { blocks: Vec::new() }
+    }
+}
+
+impl<T> RetiredBlocks<T> {
+    /// Frees every retired block.
+    pub fn clear(&mut self) {
+        for block in self.blocks.drain(..) {
+            // SAFETY: retired blocks are owned here, unlinked and empty.
+            unsafe { Block::free(block) };
+        }
+    }
+}
+
+impl<T> Drop for RetiredBlocks<T> {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
+impl<T> fmt::Debug for RetiredBlocks<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RetiredBlocks({})", self.blocks.len())
+    }
+}
+
+impl<U> ChunkedDeque<MaybeUninit<U>> {
+    /// Appends a slot without writing it, as [`push_back`](Self::push_back)
+    /// of `MaybeUninit::uninit()` would, but leaving the memory as it was:
+    /// a caller replaying recorded operations on slots later relies on the
+    /// bytes of a reused slot staying untouched until then.
+    #[inline]
+    pub fn push_back_unwritten(&mut self) {
+        if self.tail.is_null() {
+            let block = self.take_block(self.first_block);
+            // SAFETY: `block` is a fresh, exclusively owned block.
+            unsafe { Block::place_at(block, self.end) };
+            self.head = block;
+            self.tail = block;
+        }
+        // SAFETY: `tail` is allocated and `end` lies in its slot range; an
+        // unwritten `MaybeUninit` is a valid element.
+        unsafe {
+            self.end += 1;
+            if self.end == (*self.tail).limit {
+                self.link_tail();
+            }
+        }
+        self.debug_check();
     }
 }
 

@@ -66,15 +66,17 @@ mod daba_lite;
 mod deque;
 pub mod monoids;
 mod recalc;
+mod shape;
 mod timed;
 mod two_stacks;
 mod two_stacks_lite;
 
 pub use daba::Daba;
 pub use daba_lite::DabaLite;
-pub use deque::{ChunkedDeque, Iter, MIN_BLOCK};
+pub use deque::{ChunkedDeque, Iter, MIN_BLOCK, RetiredBlocks};
 pub use monoids::FnMonoid;
 pub use recalc::Recalc;
+pub use shape::{DabaLiteShape, ValueOps};
 pub use timed::{OutOfOrder, TimedWindow};
 pub use two_stacks::TwoStacks;
 pub use two_stacks_lite::TwoStacksLite;

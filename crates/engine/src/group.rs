@@ -1,0 +1,411 @@
+//! Several aggregates over the same frame and keys in one window per key.
+//!
+//! Each key has one [`DabaLiteShape`]: one deque and one set of DABA Lite
+//! pointers whose slots are records holding every member aggregate's
+//! partial aggregate at a fixed offset. Rows are processed in chunks: the
+//! shape pass walks the chunk once, recording DABA Lite's value operations
+//! (with pointers to the records) on a tape; then each member replays the
+//! tape on its own field of the records, in a loop monomorphized for its
+//! aggregate, so no `combine` goes through a dynamic call. Blocks the
+//! shape pass drains stay allocated until the chunk is replayed.
+//!
+//! Compared with one window per aggregate, the pointers, the pointer
+//! arithmetic and the cache misses on a key's window are paid once for all
+//! of the group's aggregates.
+
+use std::alloc::Layout;
+use std::mem::MaybeUninit;
+use std::ptr;
+
+use arrow_array::ArrayRef;
+use sliq_aggregates::{Aggregate, AggregateVisitor, OutputSink, OutputType, OutputValue};
+use sliq_swag::{DabaLiteShape, RetiredBlocks, ValueOps};
+
+use crate::columns::{ArrowColumns, ArrowSink};
+use crate::frame::FramePass;
+
+/// Rows per shape pass: the chunk's tape stays in cache for the replays.
+const CHUNK_ROWS: usize = 64;
+
+/// Largest record, in 16-byte words; groups whose aggregates need more
+/// (large sketches) keep one window per aggregate.
+const MAX_RECORD_WORDS: usize = 16;
+
+/// A value operation of the shape pass, on record fields at each member's
+/// offset from these pointers.
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    /// Write the identity into an uninitialized field.
+    Init(*mut u8),
+    /// Write the lifted input row into an uninitialized field.
+    Lift(*mut u8, u32),
+    /// `*acc = *acc ⊗ *src`.
+    Combine(*mut u8, *const u8),
+    /// Replace with the identity.
+    Reset(*mut u8),
+    /// `*dst = take(*src)`, leaving the identity at `src`.
+    Take(*mut u8, *mut u8),
+    /// Drop the field, leaving it uninitialized.
+    Drop(*mut u8),
+    /// Emit `lower(*front ⊗ *back)` (or of `*back` alone when `front` is
+    /// null) as the result of this row.
+    Query(*const u8, *const u8, u32),
+    /// Emit NULL (a late row).
+    Null,
+}
+
+/// Starts fetching every cache line of the record at `record`.
+#[inline]
+fn prefetch_record<T>(record: *const T) {
+    let mut line = 0;
+    while line < std::mem::size_of::<T>() {
+        sliq_swag::prefetch(record.cast::<u8>().wrapping_add(line));
+        line += 64;
+    }
+}
+
+/// The shape pass's recorder.
+#[derive(Default)]
+struct Tape {
+    ops: Vec<Op>,
+    row: u32,
+}
+
+impl<T> ValueOps<T> for Tape {
+    fn init(&mut self, dst: *mut T) {
+        self.ops.push(Op::Init(dst.cast()));
+    }
+    fn lift(&mut self, dst: *mut T) {
+        self.ops.push(Op::Lift(dst.cast(), self.row));
+    }
+    fn combine(&mut self, acc: *mut T, src: *const T) {
+        // The replays will read both: start fetching them now, so that the
+        // misses overlap with the rest of the shape pass.
+        prefetch_record(acc);
+        prefetch_record(src);
+        self.ops.push(Op::Combine(acc.cast(), src.cast()));
+    }
+    fn reset(&mut self, dst: *mut T) {
+        self.ops.push(Op::Reset(dst.cast()));
+    }
+    fn take(&mut self, dst: *mut T, src: *mut T) {
+        self.ops.push(Op::Take(dst.cast(), src.cast()));
+    }
+    fn drop_value(&mut self, slot: *mut T) {
+        self.ops.push(Op::Drop(slot.cast()));
+    }
+    fn query(&mut self, front: Option<*const T>, back: *const T) {
+        if let Some(front) = front {
+            prefetch_record(front);
+        }
+        let front = front.map_or(ptr::null(), |f| f.cast());
+        self.ops.push(Op::Query(front, back.cast(), self.row));
+    }
+}
+
+/// Per member: results so far, failures and the first error.
+struct MemberResults {
+    sink: ArrowSink,
+    failed: usize,
+    first_error: Option<String>,
+}
+
+/// One aggregate of a group, type-erased for the group.
+trait Member: Send {
+    /// Its result type.
+    fn output(&self) -> &OutputType;
+
+    /// Replays `tape` on this member's field of the records.
+    ///
+    /// # Safety
+    /// Every pointer in `tape` points to a live record of this group, and
+    /// the member's fields are in the state the operations expect: `Init`
+    /// and `Lift` find them uninitialized, all others initialized. This holds
+    /// when every member replays every tape of the shape pass, in order.
+    unsafe fn replay(&self, tape: &[Op], args: &[ArrayRef], results: &mut MemberResults);
+
+    /// Drops this member's field of `record`.
+    ///
+    /// # Safety
+    /// The field is initialized and not used afterwards.
+    unsafe fn drop_field(&self, record: *mut u8);
+}
+
+/// An aggregate at its offset in the records.
+struct MemberOf<A: Aggregate> {
+    aggregate: A,
+    offset: usize,
+    output: OutputType,
+}
+
+impl<A: Aggregate> MemberOf<A> {
+    /// The field at `record` as this member's partial aggregate.
+    #[inline]
+    fn field(&self, record: *const u8) -> *mut A::Agg {
+        record.wrapping_add(self.offset).cast::<A::Agg>().cast_mut()
+    }
+}
+
+impl<A: Aggregate> Member for MemberOf<A> {
+    fn output(&self) -> &OutputType {
+        &self.output
+    }
+
+    unsafe fn replay(&self, tape: &[Op], args: &[ArrayRef], results: &mut MemberResults) {
+        let columns = ArrowColumns::new(args);
+        let a = &self.aggregate;
+        for op in tape {
+            // SAFETY: the caller guarantees live records and field states;
+            // offsets were laid out for `A::Agg`'s size and alignment inside
+            // 16-byte-aligned records; `Combine` and `Take` never name the
+            // same record twice (DABA Lite combines distinct slots).
+            unsafe {
+                match *op {
+                    Op::Init(p) => ptr::write(self.field(p), a.identity()),
+                    Op::Lift(p, row) => ptr::write(self.field(p), a.lift(&columns, row as usize)),
+                    Op::Combine(acc, src) => {
+                        a.combine_into(&mut *self.field(acc), &*self.field(src))
+                    }
+                    Op::Reset(p) => *self.field(p) = a.identity(),
+                    Op::Take(dst, src) => {
+                        let value = ptr::replace(self.field(src), a.identity());
+                        *self.field(dst) = value;
+                    }
+                    Op::Drop(p) => ptr::drop_in_place(self.field(p)),
+                    Op::Query(front, back, row) => {
+                        let back = &*self.field(back);
+                        let lowered = if front.is_null() {
+                            a.lower(back)
+                        } else {
+                            a.lower(&a.combine(&*self.field(front), back))
+                        };
+                        match lowered {
+                            Ok(v) => v.write(&mut results.sink),
+                            Err(e) => {
+                                results.failed += 1;
+                                results
+                                    .first_error
+                                    .get_or_insert_with(|| format!("row {row}: {e}"));
+                                write_null(&self.output, &mut results.sink);
+                            }
+                        }
+                    }
+                    Op::Null => write_null(&self.output, &mut results.sink),
+                }
+            }
+        }
+    }
+
+    unsafe fn drop_field(&self, record: *mut u8) {
+        // SAFETY: the caller guarantees an initialized field.
+        unsafe { ptr::drop_in_place(self.field(record)) }
+    }
+}
+
+fn write_null(output: &OutputType, sink: &mut ArrowSink) {
+    match output {
+        OutputType::Scalar(_) => sink.push_null(),
+        OutputType::Struct(fields) => sink.push_struct(fields.len(), false),
+    }
+}
+
+/// A window group's aggregates over their shared per-key windows.
+pub trait GroupOperator: Send {
+    /// Processes one batch: `args[i]` are member `i`'s arguments. Returns
+    /// per member the results, the number of failed results, and the first
+    /// failure.
+    fn process(
+        &mut self,
+        args: &[Vec<ArrayRef>],
+        key_ids: &[u32],
+        keys: usize,
+        frame: &FramePass,
+    ) -> Vec<(ArrayRef, usize, Option<String>)>;
+}
+
+type Record<const W: usize> = [u128; W];
+
+/// The shared windows of a group whose records take `W` 16-byte words.
+struct SharedWindows<const W: usize> {
+    members: Vec<Box<dyn Member>>,
+    shapes: Vec<DabaLiteShape<Record<W>>>,
+    tape: Tape,
+    retired: RetiredBlocks<MaybeUninit<Record<W>>>,
+    /// Set while members replay: if a replay panics, the fields' states are
+    /// unknown, so dropping the windows leaks their values instead.
+    replaying: bool,
+}
+
+impl<const W: usize> SharedWindows<W> {
+    /// Every member replays the tape; then drained blocks may go.
+    fn replay(&mut self, args: &[Vec<ArrayRef>], results: &mut [MemberResults]) {
+        self.replaying = true;
+        for ((member, args), results) in self.members.iter().zip(args).zip(results.iter_mut()) {
+            // SAFETY: the tape was recorded on this group's live records
+            // (drained blocks are kept in `retired` until below), and every
+            // member replays every tape in order.
+            unsafe { member.replay(&self.tape.ops, args, results) };
+        }
+        self.replaying = false;
+        self.tape.ops.clear();
+        self.retired.clear();
+    }
+}
+
+impl<const W: usize> GroupOperator for SharedWindows<W> {
+    fn process(
+        &mut self,
+        args: &[Vec<ArrayRef>],
+        key_ids: &[u32],
+        keys: usize,
+        frame: &FramePass,
+    ) -> Vec<(ArrayRef, usize, Option<String>)> {
+        let rows = key_ids.len();
+        let mut results: Vec<MemberResults> = self
+            .members
+            .iter()
+            .map(|m| MemberResults {
+                sink: ArrowSink::new(m.output(), rows),
+                failed: 0,
+                first_error: None,
+            })
+            .collect();
+        // New keys get their windows before any pointer is taken.
+        let known = self.shapes.len();
+        self.shapes.resize_with(keys.max(known), DabaLiteShape::new);
+        for shape in &mut self.shapes[known..] {
+            shape.init(&mut self.tape);
+        }
+        for (chunk, chunk_keys) in key_ids.chunks(CHUNK_ROWS).enumerate() {
+            let first = chunk * CHUNK_ROWS;
+            for (row, &key) in (first..).zip(chunk_keys) {
+                self.tape.row = row as u32;
+                if frame.late[row] {
+                    self.tape.ops.push(Op::Null);
+                    continue;
+                }
+                let shape = &mut self.shapes[key as usize];
+                shape.insert(&mut self.tape);
+                for _ in 0..frame.evictions[row] {
+                    shape.evict(&mut self.tape, &mut self.retired);
+                }
+                shape.query(&mut self.tape);
+            }
+            self.replay(args, &mut results);
+        }
+        if !self.tape.ops.is_empty() {
+            // Only initializations (an empty batch with new keys).
+            self.replay(args, &mut results);
+        }
+        results
+            .into_iter()
+            .map(|r| (r.sink.finish(), r.failed, r.first_error))
+            .collect()
+    }
+}
+
+impl<const W: usize> Drop for SharedWindows<W> {
+    fn drop(&mut self) {
+        if self.replaying {
+            // A replay panicked half-way: leak the values rather than drop
+            // fields in unknown states.
+            return;
+        }
+        let members = &self.members;
+        for shape in &mut self.shapes {
+            shape.drain(|record| {
+                for member in members {
+                    // SAFETY: outside a replay every member's field of every
+                    // live record and extra aggregate is initialized.
+                    unsafe { member.drop_field(record.cast()) };
+                }
+            });
+        }
+    }
+}
+
+/// The layout of an aggregate's partial aggregate.
+struct AggLayout;
+
+impl AggregateVisitor for AggLayout {
+    type Output = Layout;
+    fn visit<A: Aggregate>(self, _: A) -> Layout {
+        Layout::new::<A::Agg>()
+    }
+}
+
+/// Builds a member at its offset.
+struct BuildMember {
+    offset: usize,
+    output: OutputType,
+}
+
+impl AggregateVisitor for BuildMember {
+    type Output = Box<dyn Member>;
+    fn visit<A: Aggregate>(self, aggregate: A) -> Box<dyn Member> {
+        Box::new(MemberOf {
+            aggregate,
+            offset: self.offset,
+            output: self.output,
+        })
+    }
+}
+
+/// A member to be: the resolved aggregate and its result type.
+pub struct MemberSpec<'a> {
+    /// The aggregate.
+    pub aggregate: &'a sliq_aggregates::ResolvedAggregate,
+    /// Its result type.
+    pub output: OutputType,
+}
+
+/// Shared windows for `members` (in order), or `None` when their partial
+/// aggregates do not fit one record (see `MAX_RECORD_WORDS`).
+pub fn build(members: &[MemberSpec<'_>]) -> Option<Box<dyn GroupOperator>> {
+    let mut offsets = Vec::with_capacity(members.len());
+    let mut size = 0usize;
+    for m in members {
+        let layout = m.aggregate.visit(AggLayout);
+        if layout.align() > std::mem::align_of::<u128>() {
+            return None;
+        }
+        let offset = size.next_multiple_of(layout.align());
+        offsets.push(offset);
+        size = offset + layout.size();
+    }
+    let words = size.div_ceil(std::mem::size_of::<u128>()).max(1);
+    let boxed = members
+        .iter()
+        .zip(offsets)
+        .map(|(m, offset)| {
+            m.aggregate.visit(BuildMember {
+                offset,
+                output: m.output.clone(),
+            })
+        })
+        .collect();
+    fn with_words<const W: usize>(members: Vec<Box<dyn Member>>) -> Box<dyn GroupOperator> {
+        Box::new(SharedWindows::<W> {
+            members,
+            shapes: Vec::new(),
+            tape: Tape::default(),
+            retired: RetiredBlocks::default(),
+            replaying: false,
+        })
+    }
+    Some(match words {
+        1 => with_words::<1>(boxed),
+        2 => with_words::<2>(boxed),
+        3 => with_words::<3>(boxed),
+        4 => with_words::<4>(boxed),
+        5 | 6 => with_words::<6>(boxed),
+        7 | 8 => with_words::<8>(boxed),
+        9..=12 => with_words::<12>(boxed),
+        13..=MAX_RECORD_WORDS => with_words::<MAX_RECORD_WORDS>(boxed),
+        _ => return None,
+    })
+}
+
+// SAFETY: the raw pointers on the tape point into this group's own records,
+// which move with it; the tape is empty between calls to `process`.
+unsafe impl Send for Tape {}
