@@ -289,6 +289,16 @@ impl<T> ChunkedDeque<T> {
     /// large enough, else a fresh allocation).
     #[inline]
     pub fn push_back(&mut self, value: T) {
+        self.ensure_tail();
+        // SAFETY: `tail` is allocated and `end` lies in its slot range (struct
+        // invariant); the slot is uninitialized because it is at `end`.
+        unsafe { (*Block::slot(self.tail, self.end)).write(value) };
+        self.advance_end();
+    }
+
+    /// Allocates the first block if there is none yet.
+    #[inline]
+    fn ensure_tail(&mut self) {
         if self.tail.is_null() {
             let block = self.take_block(self.first_block);
             // SAFETY: `block` is a fresh, exclusively owned block.
@@ -296,10 +306,14 @@ impl<T> ChunkedDeque<T> {
             self.head = block;
             self.tail = block;
         }
-        // SAFETY: `tail` is allocated and `end` lies in its slot range (struct
-        // invariant); the slot is uninitialized because it is at `end`.
+    }
+
+    /// Counts the slot at `end` (just written) in, linking a block when that
+    /// fills the tail.
+    #[inline]
+    fn advance_end(&mut self) {
+        // SAFETY: `tail` is allocated (struct invariant after `ensure_tail`).
         unsafe {
-            (*Block::slot(self.tail, self.end)).write(value);
             self.end += 1;
             if self.end == (*self.tail).limit {
                 self.link_tail();
@@ -312,6 +326,29 @@ impl<T> ChunkedDeque<T> {
     /// **Worst-case O(1)**: a drained head block becomes the spare.
     #[inline]
     pub fn pop_front(&mut self) -> Option<T> {
+        // SAFETY: `recycle` is given the drained block, owned and unlinked.
+        self.pop_front_releasing(|deque, drained| unsafe { deque.recycle(drained) })
+    }
+
+    /// Like [`pop_front`](Self::pop_front), but a drained block that would
+    /// be freed goes to `retired` instead, so that its memory stays valid
+    /// until `retired` is cleared (for callers that keep raw pointers to
+    /// slots for a while, as `DabaLiteShape`'s users do).
+    #[inline]
+    pub fn pop_front_deferred(&mut self, retired: &mut RetiredBlocks<T>) -> Option<T> {
+        self.pop_front_releasing(|deque, drained| {
+            if deque.spare.is_null() {
+                deque.spare = drained;
+            } else {
+                retired.blocks.push(drained);
+            }
+        })
+    }
+
+    /// Removes the front element; a head block this drains is unlinked and
+    /// handed to `release`.
+    #[inline]
+    fn pop_front_releasing(&mut self, release: impl FnOnce(&mut Self, *mut Block<T>)) -> Option<T> {
         if self.is_empty() {
             return None;
         }
@@ -325,38 +362,9 @@ impl<T> ChunkedDeque<T> {
                 let drained = self.head;
                 self.head = (*drained).next;
                 (*self.head).prev = ptr::null_mut();
-                self.recycle(drained);
-            }
-            value
-        };
-        self.debug_check();
-        Some(value)
-    }
-
-    /// Like [`pop_front`](Self::pop_front), but a drained block that would
-    /// be freed goes to `retired` instead, so that its memory stays valid
-    /// until `retired` is cleared (for callers that keep raw pointers to
-    /// slots for a while, as `DabaLiteShape`'s users do).
-    #[inline]
-    pub fn pop_front_deferred(&mut self, retired: &mut RetiredBlocks<T>) -> Option<T> {
-        if self.is_empty() {
-            return None;
-        }
-        // SAFETY: as in `pop_front`.
-        let value = unsafe {
-            let value = (*Block::slot(self.head, self.front)).assume_init_read();
-            self.front += 1;
-            if self.front == (*self.head).limit {
-                let drained = self.head;
-                self.head = (*drained).next;
-                (*self.head).prev = ptr::null_mut();
                 (*drained).prev = ptr::null_mut();
                 (*drained).next = ptr::null_mut();
-                if self.spare.is_null() {
-                    self.spare = drained;
-                } else {
-                    retired.blocks.push(drained);
-                }
+                release(self, drained);
             }
             value
         };
@@ -695,22 +703,9 @@ impl<U> ChunkedDeque<MaybeUninit<U>> {
     /// bytes of a reused slot staying untouched until then.
     #[inline]
     pub fn push_back_unwritten(&mut self) {
-        if self.tail.is_null() {
-            let block = self.take_block(self.first_block);
-            // SAFETY: `block` is a fresh, exclusively owned block.
-            unsafe { Block::place_at(block, self.end) };
-            self.head = block;
-            self.tail = block;
-        }
-        // SAFETY: `tail` is allocated and `end` lies in its slot range; an
-        // unwritten `MaybeUninit` is a valid element.
-        unsafe {
-            self.end += 1;
-            if self.end == (*self.tail).limit {
-                self.link_tail();
-            }
-        }
-        self.debug_check();
+        // An unwritten `MaybeUninit` is a valid element.
+        self.ensure_tail();
+        self.advance_end();
     }
 }
 
