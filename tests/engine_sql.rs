@@ -218,6 +218,20 @@ fn several_frames_share_or_split_windows() {
         "{plan}"
     );
     assert_eq!(plan.matches("Window ").count(), 2, "{plan}");
+    // max and avg over the same frame keep one DABA Lite per key.
+    assert!(
+        plan.contains("Shared: window 0's __agg0, __agg1 keep one DABA Lite per key ("),
+        "{plan}"
+    );
+    assert_eq!(plan.matches("Shared:").count(), 1, "{plan}");
+    // The cross-check algorithms keep a window per aggregate.
+    engine
+        .execute("SET window_algorithm = 'two_stacks'")
+        .unwrap();
+    let plan = engine
+        .explain("SELECT max(v) OVER w, avg(v) OVER w FROM s WINDOW w AS (ROWS 9 PRECEDING)")
+        .unwrap();
+    assert!(!plan.contains("Shared:"), "{plan}");
 }
 
 #[test]

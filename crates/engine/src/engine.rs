@@ -521,12 +521,18 @@ impl Engine {
         let mut statements = self.plan(sql)?;
         match (statements.pop(), statements.is_empty()) {
             (Some(Statement::Query(plan) | Statement::Explain(plan)), true) => {
-                Ok(plan.explain(&self.window_algorithm().to_string()))
+                Ok(self.explain_plan(&plan))
             }
             _ => Err(EngineError::NotAQuery(
                 "explain() takes exactly one SELECT".into(),
             )),
         }
+    }
+
+    /// EXPLAIN's text: the plan, and which aggregates share a window.
+    fn explain_plan(&self, plan: &QueryPlan) -> String {
+        let algorithm = self.window_algorithm();
+        plan.explain(&algorithm.to_string()) + &CompiledQuery::explain_sharing(plan, algorithm)
     }
 
     /// Runs every statement of `sql` in order, stopping at the first error.
@@ -561,9 +567,7 @@ impl Engine {
             Statement::ShowStreams => Executed::Streams(self.streams()),
             Statement::ShowQueries => Executed::Queries(self.queries()),
             Statement::Describe(name) => Executed::Described(self.stream(&name)?.info()),
-            Statement::Explain(plan) => {
-                Executed::Explained(plan.explain(&self.window_algorithm().to_string()))
-            }
+            Statement::Explain(plan) => Executed::Explained(self.explain_plan(&plan)),
             Statement::Set { name, value } => {
                 match name.as_str() {
                     "window_algorithm" => {

@@ -221,6 +221,9 @@ pub trait GroupOperator: Send {
         keys: usize,
         frame: &FramePass,
     ) -> Vec<(ArrayRef, usize, Option<String>)>;
+
+    /// Bytes per record (one per window slot, holding every member).
+    fn record_bytes(&self) -> usize;
 }
 
 type Record<const W: usize> = [u128; W];
@@ -301,6 +304,10 @@ impl<const W: usize> GroupOperator for SharedWindows<W> {
             .into_iter()
             .map(|r| (r.sink.finish(), r.failed, r.first_error))
             .collect()
+    }
+
+    fn record_bytes(&self) -> usize {
+        std::mem::size_of::<Record<W>>()
     }
 }
 

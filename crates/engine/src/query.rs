@@ -212,6 +212,26 @@ impl CompiledQuery {
         groups
     }
 
+    /// EXPLAIN lines naming the aggregates that share one window per key.
+    pub fn explain_sharing(plan: &QueryPlan, algorithm: WindowAlgorithm) -> String {
+        Self::shared_groups(plan, algorithm)
+            .iter()
+            .map(|g| {
+                let names: Vec<String> = g
+                    .members
+                    .iter()
+                    .map(|&i| sliq_sql::aggregate_column(i))
+                    .collect();
+                format!(
+                    "  Shared: window {}'s {} keep one DABA Lite per key ({}-byte records)\n",
+                    g.window,
+                    names.join(", "),
+                    g.operator.record_bytes()
+                )
+            })
+            .collect()
+    }
+
     fn filtered(&self, batch: &RecordBatch) -> Result<RecordBatch, String> {
         let Some(filter) = &self.filter else {
             return Ok(batch.clone());
