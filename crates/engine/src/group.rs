@@ -18,11 +18,12 @@ use std::mem::MaybeUninit;
 use std::ptr;
 
 use arrow_array::ArrayRef;
-use sliq_aggregates::{Aggregate, AggregateVisitor, OutputSink, OutputType, OutputValue};
+use sliq_aggregates::{Aggregate, AggregateVisitor, OutputType, OutputValue};
 use sliq_swag::{DabaLiteShape, RetiredBlocks, ValueOps};
 
 use crate::columns::{ArrowColumns, ArrowSink};
 use crate::frame::FramePass;
+use crate::operator::write_null;
 
 /// Rows per shape pass: the chunk's tape stays in cache for the replays.
 const CHUNK_ROWS: usize = 64;
@@ -199,13 +200,6 @@ impl<A: Aggregate> Member for MemberOf<A> {
     unsafe fn drop_field(&self, record: *mut u8) {
         // SAFETY: the caller guarantees an initialized field.
         unsafe { ptr::drop_in_place(self.field(record)) }
-    }
-}
-
-fn write_null(output: &OutputType, sink: &mut ArrowSink) {
-    match output {
-        OutputType::Scalar(_) => sink.push_null(),
-        OutputType::Struct(fields) => sink.push_struct(fields.len(), false),
     }
 }
 

@@ -142,7 +142,8 @@ impl<A: Aggregate, W: FifoAggregator<A> + Send> AggregateOperator for WindowOper
     }
 }
 
-fn write_null(output: &OutputType, sink: &mut ArrowSink) {
+/// Writes a NULL result of type `output`.
+pub(crate) fn write_null(output: &OutputType, sink: &mut ArrowSink) {
     match output {
         OutputType::Scalar(_) => sink.push_null(),
         OutputType::Struct(fields) => sink.push_struct(fields.len(), false),
