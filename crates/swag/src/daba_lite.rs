@@ -72,44 +72,57 @@ impl<M: Monoid> DabaLite<M> {
         self.deque.heap_bytes()
     }
 
+    /// Puts every pointer at the end after the window became empty or got its
+    /// first value: that value (if any) is its own front aggregate `[F, B)`.
+    ///
+    /// `agg_b` is already the identity because `B = E` held before (the back
+    /// list is empty in an empty window and in a one-value window). `agg_ra`
+    /// may keep a stale value: it is read only while `L ≠ R`, which only a
+    /// flip establishes, and a flip overwrites it first.
+    #[inline]
+    fn reset_pointers(&mut self) {
+        let end = self.deque.cursor_end();
+        self.b = end;
+        self.a = end;
+        self.r = end;
+        self.l = end;
+        self.debug_check_invariants();
+    }
+
+    /// One step of the incremental reversal, after an insert into a
+    /// non-empty window or an evict that left it non-empty. **At most 2 ⊗.**
+    ///
+    /// `[F, B)` is never empty here: the size invariant gives
+    /// `|[F,B)| = |[L,B)| + 1 + |[B,E)|` before the operation, an insert does
+    /// not move `F` or `B`, and an evict that empties `[F, B)` empties the window.
     #[inline]
     fn fixup(&mut self) {
-        let front = self.deque.cursor_front();
-        let end = self.deque.cursor_end();
-        if front == self.b {
-            // Singleton or empty: everything is back list.
-            self.b = end;
+        debug_assert!(self.deque.cursor_front() != self.b);
+        if self.l == self.b {
+            // Flip: the old front and back become the inner sublists.
+            let end = self.deque.cursor_end();
+            self.l = self.deque.cursor_front();
             self.a = end;
-            self.r = end;
-            self.l = end;
-            self.agg_ra = self.monoid.identity();
-            self.agg_b = self.monoid.identity();
+            self.b = end;
+            self.agg_ra = std::mem::replace(&mut self.agg_b, self.monoid.identity());
+        }
+        if self.l == self.r {
+            // Shift: [F,L) and [A,B) hold the same kind of aggregate.
+            // |[L,R)| = |[R,A)|, so L = R = A here: move one, copy it.
+            debug_assert!(self.r == self.a);
+            self.deque.step(&mut self.a);
+            self.r = self.a;
+            self.l = self.a;
         } else {
-            if self.l == self.b {
-                // Flip: the old front and back become the inner sublists.
-                self.l = front;
-                self.a = end;
-                self.b = end;
-                self.agg_ra = std::mem::replace(&mut self.agg_b, self.monoid.identity());
-            }
-            if self.l == self.r {
-                // Shift: [F,L) and [A,B) hold the same kind of aggregate.
-                // |[L,R)| = |[R,A)|, so L = R = A here: move one, copy it.
-                debug_assert!(self.r == self.a);
-                self.deque.step(&mut self.a);
-                self.r = self.a;
-                self.l = self.a;
-            } else {
-                // Shrink: *L = ΠL ⊗ aggRA; *(A-1) = *(A-1) ⊗ ΠA.
-                self.monoid
-                    .combine_into(self.deque.get_mut(&self.l), &self.agg_ra);
-                self.deque.step(&mut self.l);
-                let top_of_a = self.a;
-                self.deque.step_back(&mut self.a);
-                if top_of_a != self.b {
-                    let (target, source) = self.deque.get_pair_mut(&self.a, &top_of_a);
-                    self.monoid.combine_into(target, source);
-                }
+            // Shrink: *L = ΠL ⊗ aggRA; *(A-1) = *(A-1) ⊗ ΠA.
+            self.monoid
+                .combine_into(self.deque.get_mut(&self.l), &self.agg_ra);
+            self.deque.step(&mut self.l);
+            let top_of_a = self.a;
+            self.deque.step_back(&mut self.a);
+            if top_of_a != self.b {
+                let (target, source) = self.deque.get_pair_mut(&self.a, &top_of_a);
+                self.monoid.combine_into(target, source);
             }
         }
         self.debug_check_invariants();
@@ -130,20 +143,31 @@ impl<M: Monoid> FifoAggregator<M> for DabaLite<M> {
     }
 
     /// **Worst-case O(1)**, at most 3 ⊗.
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, v: M::Agg) {
-        self.monoid.combine_into(&mut self.agg_b, &v);
+        let first = self.deque.is_empty();
+        if !first {
+            self.monoid.combine_into(&mut self.agg_b, &v);
+        }
         self.deque.push_back(v);
-        self.fixup();
+        if first {
+            self.reset_pointers();
+        } else {
+            self.fixup();
+        }
     }
 
     /// **Worst-case O(1)**, at most 2 ⊗.
-    #[inline]
+    #[inline(always)]
     fn evict(&mut self) -> bool {
         if self.deque.pop_front().is_none() {
             return false;
         }
-        self.fixup();
+        if self.deque.is_empty() {
+            self.reset_pointers();
+        } else {
+            self.fixup();
+        }
         true
     }
 
