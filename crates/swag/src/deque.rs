@@ -52,6 +52,10 @@ use std::ptr;
 /// The smallest block, in elements: a window of one element costs this much.
 pub const MIN_BLOCK: usize = 4;
 
+/// How many steps before a block boundary a stepping cursor prefetches the
+/// neighbouring block, so that crossing into a cold block does not stall.
+const STEP_LOOKAHEAD: usize = 16;
+
 /// Blocks grow up to about this many bytes (and at least [`MIN_BLOCK`] elements).
 const MAX_BLOCK_BYTES: usize = 8 * 1024;
 
@@ -357,7 +361,12 @@ impl<T> ChunkedDeque<T> {
         let value = unsafe {
             let value = (*Block::slot(self.head, self.front)).assume_init_read();
             self.front += 1;
-            if self.front == (*self.head).limit {
+            let limit = (*self.head).limit;
+            if self.front + STEP_LOOKAHEAD == limit {
+                // Warm the next block before the front gets there.
+                crate::prefetch((*self.head).next);
+            }
+            if self.front == limit {
                 // `end >= front` lies in a later block, which is linked.
                 let drained = self.head;
                 self.head = (*drained).next;
@@ -529,8 +538,13 @@ impl<T> ChunkedDeque<T> {
         // allocated; if `c.pos` is past it, the successor is linked because
         // `c.pos <= end` and `end` lies in an allocated block.
         unsafe {
-            if c.pos == (*c.block).limit {
+            let limit = (*c.block).limit;
+            if c.pos == limit {
                 c.block = (*c.block).next;
+            } else if c.pos + STEP_LOOKAHEAD == limit {
+                // Warm the next block (header, first slots, its TLB entry)
+                // before the cursor gets there.
+                crate::prefetch((*c.block).next);
             }
         }
     }
@@ -543,8 +557,16 @@ impl<T> ChunkedDeque<T> {
         // SAFETY: `c.block` holds `c.pos` (cursor invariant); if `c.pos` is its
         // first slot, `c.pos - 1 >= front` is in the linked predecessor.
         unsafe {
-            if c.pos == (*c.block).start {
+            let start = (*c.block).start;
+            if c.pos == start {
                 c.block = (*c.block).prev;
+            } else if c.pos == start + STEP_LOOKAHEAD {
+                // Warm the previous block's last slots before stepping there.
+                let prev = (*c.block).prev;
+                if !prev.is_null() {
+                    crate::prefetch(Block::slot(prev, start - 1));
+                    crate::prefetch(prev);
+                }
             }
         }
         c.pos -= 1;
