@@ -3,7 +3,6 @@
 //! bounded wait for missing peers, and the watermark in `.stats`.
 
 use std::collections::BTreeMap;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -117,13 +116,7 @@ fn one_and_four_workers_print_what_the_embedded_engine_prints() {
 }
 
 fn free_ports(n: usize) -> Vec<String> {
-    let listeners: Vec<_> = (0..n)
-        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    listeners
-        .iter()
-        .map(|l| l.local_addr().unwrap().to_string())
-        .collect()
+    sliq_timely::Cluster::free_local_addresses(n).expect("free local ports")
 }
 
 #[test]

@@ -16,6 +16,22 @@ pub struct Cluster {
     pub addresses: Vec<String>,
 }
 
+impl Cluster {
+    /// `processes` addresses on this machine (`127.0.0.1`) whose ports are
+    /// free right now, for a cluster whose processes all run here (tests and
+    /// demos). Another program may take a port before the cluster binds it.
+    pub fn free_local_addresses(processes: usize) -> std::io::Result<Vec<String>> {
+        // Hold every listener until all ports are known, so none repeats.
+        let listeners = (0..processes)
+            .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
+            .collect::<std::io::Result<Vec<_>>>()?;
+        listeners
+            .iter()
+            .map(|l| l.local_addr().map(|a| a.to_string()))
+            .collect()
+    }
+}
+
 /// How many workers, where, and how long to wait for peers.
 ///
 /// Every process of a cluster must be given the same number of workers,

@@ -154,13 +154,7 @@ mod tests {
     use super::*;
 
     fn free_addresses(n: usize) -> Vec<String> {
-        let listeners: Vec<_> = (0..n)
-            .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
-            .collect();
-        listeners
-            .iter()
-            .map(|l| l.local_addr().unwrap().to_string())
-            .collect()
+        crate::Cluster::free_local_addresses(n).expect("free local ports")
     }
 
     #[test]

@@ -4,7 +4,6 @@
 //! as the embedded engine, and per key the same sequence.
 
 use std::collections::BTreeMap;
-use std::net::TcpListener;
 use std::sync::Arc;
 
 use arrow_array::{Float64Array, Int64Array, RecordBatch, StringArray, TimestampMillisecondArray};
@@ -160,13 +159,7 @@ fn key_columns(sql: &str) -> usize {
 }
 
 fn free_addresses(n: usize) -> Vec<String> {
-    let listeners: Vec<_> = (0..n)
-        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    listeners
-        .iter()
-        .map(|l| l.local_addr().unwrap().to_string())
-        .collect()
+    sliq_timely::Cluster::free_local_addresses(n).expect("free local ports")
 }
 
 #[test]
