@@ -1,6 +1,7 @@
 //! DABA: worst-case O(1) with 2n stored aggregates.
 
-use crate::deque::{ChunkedDeque, Cursor};
+use crate::deque::ChunkedDeque;
+use crate::pointers::Pointers;
 use crate::{FifoAggregator, Monoid};
 
 /// One window element: its value and a partial aggregate whose extent
@@ -9,22 +10,6 @@ use crate::{FifoAggregator, Monoid};
 pub(crate) struct Entry<A> {
     pub(crate) val: A,
     pub(crate) agg: A,
-}
-
-/// Checks DABA's and DABA Lite's pointer invariants (debug builds only):
-/// the order `F ≤ L ≤ R ≤ A ≤ B ≤ E`, and that the window is empty or
-/// `|[L,B)| + 1 = |[F,B)| − |[B,E)|` and `|[L,R)| = |[R,A)|`.
-#[inline]
-pub(crate) fn debug_check_pointers([f, l, r]: [usize; 3], [a, b, e]: [usize; 3]) {
-    debug_assert!(
-        f <= l && l <= r && r <= a && a <= b && b <= e,
-        "pointer order F ≤ L ≤ R ≤ A ≤ B ≤ E broken: {f} {l} {r} {a} {b} {e}"
-    );
-    let empty = f == b && b == e;
-    debug_assert!(
-        empty || ((b - l) + 1 == (b - f) - (e - b) && r - l == a - r),
-        "size invariant broken: F={f} L={l} R={r} A={a} B={b} E={e}"
-    );
 }
 
 /// De-Amortized Banker's Aggregator: Two-Stacks with the flip spread over
@@ -43,10 +28,7 @@ pub(crate) fn debug_check_pointers([f, l, r]: [usize; 3], [a, b, e]: [usize; 3])
 pub struct Daba<M: Monoid> {
     monoid: M,
     deque: ChunkedDeque<Entry<M::Agg>>,
-    l: Cursor<Entry<M::Agg>>,
-    r: Cursor<Entry<M::Agg>>,
-    a: Cursor<Entry<M::Agg>>,
-    b: Cursor<Entry<M::Agg>>,
+    p: Pointers<Entry<M::Agg>>,
 }
 
 impl<M: Monoid> Daba<M> {
@@ -56,14 +38,10 @@ impl<M: Monoid> Daba<M> {
     }
 
     fn from_deque(monoid: M, deque: ChunkedDeque<Entry<M::Agg>>) -> Self {
-        let end = deque.cursor_end();
         Daba {
             monoid,
+            p: Pointers::at_end(&deque),
             deque,
-            l: end,
-            r: end,
-            a: end,
-            b: end,
         }
     }
 
@@ -76,7 +54,7 @@ impl<M: Monoid> Daba<M> {
     #[inline]
     fn pi_b(&self) -> Option<&M::Agg> {
         let end = self.deque.cursor_end();
-        (self.b != end).then(|| {
+        (self.p.b != end).then(|| {
             let mut youngest = end;
             self.deque.step_back(&mut youngest);
             &self.deque.get(&youngest).agg
@@ -87,64 +65,49 @@ impl<M: Monoid> Daba<M> {
     #[inline]
     fn pi_f(&self) -> Option<&M::Agg> {
         let front = self.deque.cursor_front();
-        (front != self.b).then(|| &self.deque.get(&front).agg)
+        (front != self.p.b).then(|| &self.deque.get(&front).agg)
     }
 
     #[inline]
     fn fixup(&mut self) {
-        let front = self.deque.cursor_front();
-        let end = self.deque.cursor_end();
-        if front == self.b {
-            self.b = end;
-            self.a = end;
-            self.r = end;
-            self.l = end;
+        if self.p.front_list_is_empty(&self.deque) {
+            self.p = Pointers::at_end(&self.deque);
         } else {
-            if self.l == self.b {
-                self.l = front;
-                self.a = end;
-                self.b = end;
+            if self.p.flip_due() {
+                self.p.flip(&self.deque);
             }
-            if self.l == self.r {
-                // Shift; |[L,R)| = |[R,A)|, so L = R = A here.
-                debug_assert!(self.r == self.a);
-                self.deque.step(&mut self.a);
-                self.r = self.a;
-                self.l = self.a;
+            if self.p.shift_due() {
+                self.p.shift(&self.deque);
             } else {
                 self.shrink();
             }
         }
-        self.debug_check_invariants();
+        self.p.debug_check(&self.deque);
     }
 
     /// `*L.agg = ΠL ⊗ ΠR ⊗ ΠA; L += 1; *(A-1).agg = *(A-1).val ⊗ ΠA; A -= 1`.
     fn shrink(&mut self) {
         let m = &self.monoid;
-        let pi_a = (self.a != self.b).then_some(self.a);
-        let mut top_of_r = self.a;
+        let pi_a = (self.p.a != self.p.b).then_some(self.p.a);
+        let mut top_of_r = self.p.a;
         self.deque.step_back(&mut top_of_r);
         // [R, A) is not empty here: |[L,R)| = |[R,A)| and L ≠ R.
-        let mut new_l = m.combine(&self.deque.get(&self.l).agg, &self.deque.get(&top_of_r).agg);
+        let mut new_l = m.combine(
+            &self.deque.get(&self.p.l).agg,
+            &self.deque.get(&top_of_r).agg,
+        );
         if let Some(pa) = pi_a {
             m.combine_into(&mut new_l, &self.deque.get(&pa).agg);
         }
-        self.deque.get_mut(&self.l).agg = new_l;
-        self.deque.step(&mut self.l);
+        self.deque.get_mut(&self.p.l).agg = new_l;
+        self.deque.step(&mut self.p.l);
 
         let new_top = match pi_a {
             Some(pa) => m.combine(&self.deque.get(&top_of_r).val, &self.deque.get(&pa).agg),
             None => self.deque.get(&top_of_r).val.clone(),
         };
         self.deque.get_mut(&top_of_r).agg = new_top;
-        self.a = top_of_r;
-    }
-
-    fn debug_check_invariants(&self) {
-        crate::daba::debug_check_pointers(
-            [self.deque.cursor_front().pos(), self.l.pos(), self.r.pos()],
-            [self.a.pos(), self.b.pos(), self.deque.cursor_end().pos()],
-        );
+        self.p.a = top_of_r;
     }
 }
 
@@ -196,10 +159,7 @@ impl<M: Monoid + Clone> Clone for Daba<M> {
         let deque = self.deque.clone();
         Daba {
             monoid: self.monoid.clone(),
-            l: deque.cursor_at(self.l.pos()),
-            r: deque.cursor_at(self.r.pos()),
-            a: deque.cursor_at(self.a.pos()),
-            b: deque.cursor_at(self.b.pos()),
+            p: self.p.rebuilt_for(&deque),
             deque,
         }
     }

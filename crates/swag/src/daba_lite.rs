@@ -1,6 +1,7 @@
 //! DABA Lite: worst-case O(1) with n + 2 stored aggregates.
 
-use crate::deque::{ChunkedDeque, Cursor};
+use crate::deque::ChunkedDeque;
+use crate::pointers::Pointers;
 use crate::{FifoAggregator, Monoid};
 
 /// De-Amortized Banker's Aggregator, Lite: the engine's default window.
@@ -34,10 +35,7 @@ use crate::{FifoAggregator, Monoid};
 pub struct DabaLite<M: Monoid> {
     monoid: M,
     deque: ChunkedDeque<M::Agg>,
-    l: Cursor<M::Agg>,
-    r: Cursor<M::Agg>,
-    a: Cursor<M::Agg>,
-    b: Cursor<M::Agg>,
+    p: Pointers<M::Agg>,
     agg_ra: M::Agg,
     agg_b: M::Agg,
 }
@@ -49,16 +47,12 @@ impl<M: Monoid> DabaLite<M> {
     }
 
     fn from_deque(monoid: M, deque: ChunkedDeque<M::Agg>) -> Self {
-        let end = deque.cursor_end();
         DabaLite {
             agg_ra: monoid.identity(),
             agg_b: monoid.identity(),
             monoid,
+            p: Pointers::at_end(&deque),
             deque,
-            l: end,
-            r: end,
-            a: end,
-            b: end,
         }
     }
 
@@ -81,12 +75,8 @@ impl<M: Monoid> DabaLite<M> {
     /// flip establishes, and a flip overwrites it first.
     #[inline]
     fn reset_pointers(&mut self) {
-        let end = self.deque.cursor_end();
-        self.b = end;
-        self.a = end;
-        self.r = end;
-        self.l = end;
-        self.debug_check_invariants();
+        self.p = Pointers::at_end(&self.deque);
+        self.p.debug_check(&self.deque);
     }
 
     /// One step of the incremental reversal, after an insert into a
@@ -97,43 +87,23 @@ impl<M: Monoid> DabaLite<M> {
     /// not move `F` or `B`, and an evict that empties `[F, B)` empties the window.
     #[inline]
     fn fixup(&mut self) {
-        debug_assert!(self.deque.cursor_front() != self.b);
-        if self.l == self.b {
-            // Flip: the old front and back become the inner sublists.
-            let end = self.deque.cursor_end();
-            self.l = self.deque.cursor_front();
-            self.a = end;
-            self.b = end;
+        debug_assert!(!self.p.front_list_is_empty(&self.deque));
+        if self.p.flip_due() {
+            self.p.flip(&self.deque);
             self.agg_ra = std::mem::replace(&mut self.agg_b, self.monoid.identity());
         }
-        if self.l == self.r {
-            // Shift: [F,L) and [A,B) hold the same kind of aggregate.
-            // |[L,R)| = |[R,A)|, so L = R = A here: move one, copy it.
-            debug_assert!(self.r == self.a);
-            self.deque.step(&mut self.a);
-            self.r = self.a;
-            self.l = self.a;
+        if self.p.shift_due() {
+            self.p.shift(&self.deque);
         } else {
-            // Shrink: *L = ΠL ⊗ aggRA; *(A-1) = *(A-1) ⊗ ΠA.
+            // Shrink: *L = ΠL ⊗ aggRA; L += 1; *(A-1) = *(A-1) ⊗ ΠA; A -= 1.
             self.monoid
-                .combine_into(self.deque.get_mut(&self.l), &self.agg_ra);
-            self.deque.step(&mut self.l);
-            let top_of_a = self.a;
-            self.deque.step_back(&mut self.a);
-            if top_of_a != self.b {
-                let (target, source) = self.deque.get_pair_mut(&self.a, &top_of_a);
+                .combine_into(self.deque.get_mut(&self.p.l), &self.agg_ra);
+            if let Some(top_of_a) = self.p.shrink(&self.deque) {
+                let (target, source) = self.deque.get_pair_mut(&self.p.a, &top_of_a);
                 self.monoid.combine_into(target, source);
             }
         }
-        self.debug_check_invariants();
-    }
-
-    /// Checks the pointer order and size invariants (debug builds only).
-    fn debug_check_invariants(&self) {
-        crate::daba::debug_check_pointers(
-            [self.deque.cursor_front().pos(), self.l.pos(), self.r.pos()],
-            [self.a.pos(), self.b.pos(), self.deque.cursor_end().pos()],
-        );
+        self.p.debug_check(&self.deque);
     }
 }
 
@@ -174,7 +144,7 @@ impl<M: Monoid> FifoAggregator<M> for DabaLite<M> {
     /// **Worst-case O(1)**, at most 1 ⊗.
     #[inline]
     fn query(&self) -> M::Agg {
-        if self.deque.cursor_front() == self.b {
+        if self.p.front_list_is_empty(&self.deque) {
             return self.agg_b.clone();
         }
         let front = self.deque.get(&self.deque.cursor_front());
@@ -188,14 +158,14 @@ impl<M: Monoid> FifoAggregator<M> for DabaLite<M> {
 
     fn prefetch_blocks(&self) {
         let (front, end) = (self.deque.cursor_front(), self.deque.cursor_end());
-        for c in [&front, &end, &self.l, &self.a] {
+        for c in [&front, &end, &self.p.l, &self.p.a] {
             self.deque.prefetch_block(c);
         }
     }
 
     fn prefetch_slots(&self) {
         let (front, end) = (self.deque.cursor_front(), self.deque.cursor_end());
-        for c in [&front, &end, &self.l, &self.a] {
+        for c in [&front, &end, &self.p.l, &self.p.a] {
             self.deque.prefetch_slot(c);
         }
     }
@@ -207,10 +177,7 @@ impl<M: Monoid + Clone> Clone for DabaLite<M> {
         let deque = self.deque.clone();
         DabaLite {
             monoid: self.monoid.clone(),
-            l: deque.cursor_at(self.l.pos()),
-            r: deque.cursor_at(self.r.pos()),
-            a: deque.cursor_at(self.a.pos()),
-            b: deque.cursor_at(self.b.pos()),
+            p: self.p.rebuilt_for(&deque),
             deque,
             agg_ra: self.agg_ra.clone(),
             agg_b: self.agg_b.clone(),

@@ -65,6 +65,7 @@ mod daba;
 mod daba_lite;
 mod deque;
 pub mod monoids;
+mod pointers;
 mod recalc;
 mod shape;
 mod timed;

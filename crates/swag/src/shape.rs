@@ -14,6 +14,7 @@
 use std::mem::MaybeUninit;
 
 use crate::deque::{ChunkedDeque, Cursor, RetiredBlocks};
+use crate::pointers::Pointers;
 
 /// The value operations of a [`DabaLiteShape`]. Every pointer is to a slot
 /// of the shape (or one of its two extra aggregates); the shape never reads
@@ -45,10 +46,7 @@ pub trait ValueOps<T> {
 /// lives in them and must drop it (see [`DabaLiteShape::drain`]).
 pub struct DabaLiteShape<T: Copy> {
     deque: ChunkedDeque<MaybeUninit<T>>,
-    l: Cursor<MaybeUninit<T>>,
-    r: Cursor<MaybeUninit<T>>,
-    a: Cursor<MaybeUninit<T>>,
-    b: Cursor<MaybeUninit<T>>,
+    p: Pointers<MaybeUninit<T>>,
     /// `agg_ra` and `agg_b`.
     extra: [MaybeUninit<T>; 2],
 }
@@ -75,13 +73,9 @@ impl<T: Copy> DabaLiteShape<T> {
     /// must have its two extra aggregates initialized.
     pub fn new() -> Self {
         let deque = ChunkedDeque::new();
-        let end = deque.cursor_end();
         DabaLiteShape {
+            p: Pointers::at_end(&deque),
             deque,
-            l: end,
-            r: end,
-            a: end,
-            b: end,
             extra: [MaybeUninit::uninit(); 2],
         }
     }
@@ -120,8 +114,12 @@ impl<T: Copy> DabaLiteShape<T> {
         self.deque.step_back(&mut back);
         let slot = self.slot(&back);
         ops.lift(slot);
-        ops.combine(self.extra_ptr(AGG_B), slot);
-        self.fixup(ops);
+        if self.deque.len() == 1 {
+            self.reset_pointers();
+        } else {
+            ops.combine(self.extra_ptr(AGG_B), slot);
+            self.fixup(ops);
+        }
     }
 
     /// Drops the oldest value; `false` (and no operation) when empty. A
@@ -139,18 +137,22 @@ impl<T: Copy> DabaLiteShape<T> {
         let front = self.deque.cursor_front();
         ops.drop_value(self.slot(&front));
         self.deque.pop_front_deferred(retired);
-        self.fixup(ops);
+        if self.deque.is_empty() {
+            self.reset_pointers();
+        } else {
+            self.fixup(ops);
+        }
         true
     }
 
     /// Asks `ops` for the window's aggregate. **Worst-case O(1)**.
     #[inline]
     pub fn query(&mut self, ops: &mut impl ValueOps<T>) {
-        let front = self.deque.cursor_front();
         let back = self.extra_ptr(AGG_B);
-        if front == self.b {
+        if self.p.front_list_is_empty(&self.deque) {
             ops.query(None, back);
         } else {
+            let front = self.deque.cursor_front();
             ops.query(Some(self.slot(&front)), back);
         }
     }
@@ -166,53 +168,39 @@ impl<T: Copy> DabaLiteShape<T> {
             drop_value(self.slot(&front));
             self.deque.pop_front();
         }
-        let end = self.deque.cursor_end();
-        (self.l, self.r, self.a, self.b) = (end, end, end, end);
+        self.p = Pointers::at_end(&self.deque);
+    }
+
+    /// After the window became empty or got its first value, as in
+    /// `DabaLite`: no value operation (`agg_b` is the identity already, and
+    /// a stale `agg_ra` is replaced by the next flip before it is read).
+    #[inline]
+    fn reset_pointers(&mut self) {
+        self.p = Pointers::at_end(&self.deque);
     }
 
     /// One step of DABA Lite's incremental reversal, as in `DabaLite`.
     #[inline]
     fn fixup(&mut self, ops: &mut impl ValueOps<T>) {
-        let front = self.deque.cursor_front();
-        let end = self.deque.cursor_end();
-        if front == self.b {
-            (self.l, self.r, self.a, self.b) = (end, end, end, end);
-            ops.reset(self.extra_ptr(AGG_RA));
-            ops.reset(self.extra_ptr(AGG_B));
+        debug_assert!(!self.p.front_list_is_empty(&self.deque));
+        if self.p.flip_due() {
+            self.p.flip(&self.deque);
+            let (ra, b) = (self.extra_ptr(AGG_RA), self.extra_ptr(AGG_B));
+            ops.take(ra, b);
+        }
+        if self.p.shift_due() {
+            self.p.shift(&self.deque);
         } else {
-            if self.l == self.b {
-                // Flip.
-                self.l = front;
-                self.a = end;
-                self.b = end;
-                let (ra, b) = (self.extra_ptr(AGG_RA), self.extra_ptr(AGG_B));
-                ops.take(ra, b);
-            }
-            if self.l == self.r {
-                // Shift.
-                debug_assert!(self.r == self.a);
-                self.deque.step(&mut self.a);
-                self.r = self.a;
-                self.l = self.a;
-            } else {
-                // Shrink.
-                let l = self.l;
-                let target = self.slot(&l);
-                ops.combine(target, self.extra_ptr(AGG_RA));
-                self.deque.step(&mut self.l);
-                let top_of_a = self.a;
-                self.deque.step_back(&mut self.a);
-                if top_of_a != self.b {
-                    let a = self.a;
-                    let target = self.slot(&a);
-                    ops.combine(target, self.slot(&top_of_a));
-                }
+            let l = self.p.l;
+            let target = self.slot(&l);
+            ops.combine(target, self.extra_ptr(AGG_RA));
+            if let Some(top_of_a) = self.p.shrink(&self.deque) {
+                let a = self.p.a;
+                let target = self.slot(&a);
+                ops.combine(target, self.slot(&top_of_a));
             }
         }
-        crate::daba::debug_check_pointers(
-            [self.deque.cursor_front().pos(), self.l.pos(), self.r.pos()],
-            [self.a.pos(), self.b.pos(), self.deque.cursor_end().pos()],
-        );
+        self.p.debug_check(&self.deque);
     }
 }
 
