@@ -130,7 +130,7 @@ impl<M: Monoid> FifoAggregator<M> for Daba<M> {
     /// **Worst-case O(1)**, at most 3 ⊗.
     #[inline]
     fn evict(&mut self) -> bool {
-        if self.deque.pop_front().is_none() {
+        if !self.deque.drop_front() {
             return false;
         }
         self.fixup();

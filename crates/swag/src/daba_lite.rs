@@ -90,7 +90,10 @@ impl<M: Monoid> DabaLite<M> {
         debug_assert!(!self.p.front_list_is_empty(&self.deque));
         if self.p.flip_due() {
             self.p.flip(&self.deque);
-            self.agg_ra = std::mem::replace(&mut self.agg_b, self.monoid.identity());
+            // aggRA = aggB; aggB = 1 (a swap and an identity written in
+            // place, not three copies of a possibly large aggregate).
+            std::mem::swap(&mut self.agg_ra, &mut self.agg_b);
+            self.agg_b = self.monoid.identity();
         }
         if self.p.shift_due() {
             self.p.shift(&self.deque);
@@ -130,7 +133,7 @@ impl<M: Monoid> FifoAggregator<M> for DabaLite<M> {
     /// **Worst-case O(1)**, at most 2 ⊗.
     #[inline(always)]
     fn evict(&mut self) -> bool {
-        if self.deque.pop_front().is_none() {
+        if !self.deque.drop_front() {
             return false;
         }
         if self.deque.is_empty() {

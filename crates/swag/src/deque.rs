@@ -330,36 +330,63 @@ impl<T> ChunkedDeque<T> {
     /// **Worst-case O(1)**: a drained head block becomes the spare.
     #[inline]
     pub fn pop_front(&mut self) -> Option<T> {
-        // SAFETY: `recycle` is given the drained block, owned and unlinked.
-        self.pop_front_releasing(|deque, drained| unsafe { deque.recycle(drained) })
+        // SAFETY: the slot handed to the first closure is initialized and is
+        // read once; `recycle` is given the drained block, owned and unlinked.
+        self.remove_front(
+            |slot| unsafe { (*slot).assume_init_read() },
+            |deque, drained| unsafe { deque.recycle(drained) },
+        )
     }
 
-    /// Like [`pop_front`](Self::pop_front), but a drained block that would
+    /// Drops the front element in place; `false` when empty. Like
+    /// [`pop_front`](Self::pop_front) without moving the element out, which
+    /// for a large element saves a copy. **Worst-case O(1).**
+    #[inline]
+    pub fn drop_front(&mut self) -> bool {
+        // SAFETY: as in `pop_front`; the element is dropped instead of read.
+        self.remove_front(
+            |slot| unsafe { (*slot).assume_init_drop() },
+            |deque, drained| unsafe { deque.recycle(drained) },
+        )
+        .is_some()
+    }
+
+    /// Like [`drop_front`](Self::drop_front), but a drained block that would
     /// be freed goes to `retired` instead, so that its memory stays valid
     /// until `retired` is cleared (for callers that keep raw pointers to
     /// slots for a while, as `DabaLiteShape`'s users do).
     #[inline]
-    pub fn pop_front_deferred(&mut self, retired: &mut RetiredBlocks<T>) -> Option<T> {
-        self.pop_front_releasing(|deque, drained| {
-            if deque.spare.is_null() {
-                deque.spare = drained;
-            } else {
-                retired.blocks.push(drained);
-            }
-        })
+    pub fn drop_front_deferred(&mut self, retired: &mut RetiredBlocks<T>) -> bool {
+        // SAFETY: as in `drop_front`.
+        self.remove_front(
+            |slot| unsafe { (*slot).assume_init_drop() },
+            |deque, drained| {
+                if deque.spare.is_null() {
+                    deque.spare = drained;
+                } else {
+                    retired.blocks.push(drained);
+                }
+            },
+        )
+        .is_some()
     }
 
-    /// Removes the front element; a head block this drains is unlinked and
-    /// handed to `release`.
+    /// Removes the front element: `take` gets its initialized slot and must
+    /// read or drop it (the slot counts as uninitialized afterwards); a head
+    /// block this drains is unlinked and handed to `release`.
     #[inline]
-    fn pop_front_releasing(&mut self, release: impl FnOnce(&mut Self, *mut Block<T>)) -> Option<T> {
+    fn remove_front<R>(
+        &mut self,
+        take: impl FnOnce(*mut MaybeUninit<T>) -> R,
+        release: impl FnOnce(&mut Self, *mut Block<T>),
+    ) -> Option<R> {
         if self.is_empty() {
             return None;
         }
         // SAFETY: non-empty, so `head` is allocated and the slot at `front`
-        // is initialized; it is read once and then left uninitialized.
-        let value = unsafe {
-            let value = (*Block::slot(self.head, self.front)).assume_init_read();
+        // is initialized; `take` consumes it and the front moves past it.
+        let taken = unsafe {
+            let taken = take(Block::slot(self.head, self.front));
             self.front += 1;
             let limit = (*self.head).limit;
             if self.front + STEP_LOOKAHEAD == limit {
@@ -375,10 +402,10 @@ impl<T> ChunkedDeque<T> {
                 (*drained).next = ptr::null_mut();
                 release(self, drained);
             }
-            value
+            taken
         };
         self.debug_check();
-        Some(value)
+        Some(taken)
     }
 
     /// Removes and returns the back element, or `None` when empty.
@@ -443,7 +470,7 @@ impl<T> ChunkedDeque<T> {
 
     /// Drops every element, keeping one block for reuse.
     pub fn clear(&mut self) {
-        while self.pop_front().is_some() {}
+        while self.drop_front() {}
     }
 
     /// Heap bytes held by blocks (including the spare), for memory reports.
@@ -682,7 +709,7 @@ impl<T> ChunkedDeque<T> {
 }
 
 /// Drained blocks whose memory must outlive pointers into them; see
-/// [`ChunkedDeque::pop_front_deferred`]. Their slots hold no element.
+/// [`ChunkedDeque::drop_front_deferred`]. Their slots hold no element.
 pub struct RetiredBlocks<T> {
     blocks: Vec<*mut Block<T>>,
 }
@@ -841,10 +868,10 @@ mod tests {
                 next += 1;
             }
             for i in 0..(500 + round * 200) {
-                if i % 3 == 0 {
-                    assert_eq!(q.pop_back(), model.pop_back());
-                } else {
-                    assert_eq!(q.pop_front(), model.pop_front());
+                match i % 3 {
+                    0 => assert_eq!(q.pop_back(), model.pop_back()),
+                    1 => assert_eq!(q.pop_front(), model.pop_front()),
+                    _ => assert_eq!(q.drop_front(), model.pop_front().is_some()),
                 }
             }
             assert_eq!(q.len(), model.len());
@@ -913,6 +940,10 @@ mod tests {
                 q.pop_back();
             }
             assert_eq!(live.get(), 634);
+            for _ in 0..100 {
+                assert!(q.drop_front());
+            }
+            assert_eq!(live.get(), 534);
         }
         assert_eq!(live.get(), 0);
     }

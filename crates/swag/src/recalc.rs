@@ -43,7 +43,7 @@ impl<M: Monoid> FifoAggregator<M> for Recalc<M> {
     }
 
     fn evict(&mut self) -> bool {
-        self.values.pop_front().is_some()
+        self.values.drop_front()
     }
 
     /// **O(n)**: a left fold of the window.

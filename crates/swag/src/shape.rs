@@ -136,7 +136,7 @@ impl<T: Copy> DabaLiteShape<T> {
         }
         let front = self.deque.cursor_front();
         ops.drop_value(self.slot(&front));
-        self.deque.pop_front_deferred(retired);
+        self.deque.drop_front_deferred(retired);
         if self.deque.is_empty() {
             self.reset_pointers();
         } else {
@@ -166,7 +166,7 @@ impl<T: Copy> DabaLiteShape<T> {
         while !self.deque.is_empty() {
             let front = self.deque.cursor_front();
             drop_value(self.slot(&front));
-            self.deque.pop_front();
+            self.deque.drop_front();
         }
         self.p = Pointers::at_end(&self.deque);
     }

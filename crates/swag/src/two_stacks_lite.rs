@@ -82,7 +82,7 @@ impl<M: Monoid> FifoAggregator<M> for TwoStacksLite<M> {
         if self.deque.cursor_front() == self.b {
             self.flip();
         }
-        self.deque.pop_front();
+        self.deque.drop_front();
         true
     }
 
