@@ -90,10 +90,7 @@ impl<M: Monoid> DabaLite<M> {
         debug_assert!(!self.p.front_list_is_empty(&self.deque));
         if self.p.flip_due() {
             self.p.flip(&self.deque);
-            // aggRA = aggB; aggB = 1 (a swap and an identity written in
-            // place, not three copies of a possibly large aggregate).
-            std::mem::swap(&mut self.agg_ra, &mut self.agg_b);
-            self.agg_b = self.monoid.identity();
+            self.agg_ra = std::mem::replace(&mut self.agg_b, self.monoid.identity());
         }
         if self.p.shift_due() {
             self.p.shift(&self.deque);
