@@ -10,6 +10,7 @@
 //! Exit status: 0 on success, 1 when a statement fails (the error goes to
 //! stderr), 2 on bad arguments.
 
+mod csv_encode;
 mod generator;
 mod output;
 mod repl;

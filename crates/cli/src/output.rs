@@ -5,6 +5,8 @@ use std::io::Write;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
+use crate::csv_encode;
+
 /// How results are printed (`--format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
@@ -92,11 +94,8 @@ impl ResultWriter {
         }
         match self.format {
             OutputFormat::Csv => {
-                let mut csv = arrow_csv::WriterBuilder::new()
-                    .with_header(false)
-                    .with_timestamp_format("%Y-%m-%dT%H:%M:%S%.3f".to_string())
-                    .build(&mut self.buffer);
-                csv.write(batch).map_err(|e| format!("writing CSV: {e}"))?;
+                csv_encode::encode(batch, &mut self.buffer)
+                    .map_err(|e| format!("writing CSV: {e}"))?;
             }
             OutputFormat::Json => {
                 let mut json = arrow_json::LineDelimitedWriter::new(&mut self.buffer);

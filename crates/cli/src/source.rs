@@ -15,6 +15,10 @@ use arrow_schema::SchemaRef;
 
 use crate::generator::Generator;
 
+mod lines;
+
+pub use lines::Lines;
+
 /// Rows per batch read from files.
 pub const BATCH_ROWS: usize = 8192;
 
@@ -481,16 +485,9 @@ fn text_reader(
 ) -> Result<BatchReader, SourceError> {
     let input = BufReader::with_capacity(1 << 20, input);
     Ok(match text.format {
-        Format::Csv | Format::JsonLines => BatchReader::Lines(Lines {
-            input,
-            what,
-            schema,
-            text,
-            live,
-            line: 0,
-            pending: Vec::new(),
-            done: false,
-        }),
+        Format::Csv | Format::JsonLines => {
+            BatchReader::Lines(Lines::new(input, what, schema, text, live))
+        }
         Format::Arrow => {
             let mut bytes = Vec::new();
             let mut input = input;
@@ -600,150 +597,4 @@ impl Iterator for BatchReader {
             }
         }
     }
-}
-
-/// A text source (CSV or JSON lines) decoded in chunks of lines with
-/// arrow-csv or arrow-json, so that a malformed record is named by its line.
-pub struct Lines {
-    input: BufReader<Box<dyn Read + Send>>,
-    what: String,
-    schema: SchemaRef,
-    text: TextOptions,
-    live: Liveness,
-    /// Lines read so far.
-    line: usize,
-    /// A line read up to the end of a followed file, not yet complete.
-    pending: Vec<u8>,
-    done: bool,
-}
-
-impl Lines {
-    /// Decodes `bytes` (whole lines) into one batch.
-    fn decode(
-        &self,
-        bytes: &[u8],
-        rows: usize,
-    ) -> Result<Option<RecordBatch>, arrow_schema::ArrowError> {
-        let schema = Arc::clone(&self.schema);
-        match self.text.format {
-            Format::JsonLines => {
-                let mut decoder = arrow_json::ReaderBuilder::new(schema)
-                    .with_batch_size(rows.max(1))
-                    .build_decoder()?;
-                decode_all(bytes, |b| decoder.decode(b))?;
-                decoder.flush()
-            }
-            _ => {
-                let mut decoder = arrow_csv::ReaderBuilder::new(schema)
-                    .with_header(false)
-                    .with_delimiter(self.text.delimiter)
-                    .with_batch_size(rows.max(1))
-                    .build_decoder();
-                decode_all(bytes, |b| decoder.decode(b))?;
-                decoder.flush()
-            }
-        }
-    }
-
-    /// The next complete line into `chunk`; false at the end of the input.
-    fn read_line(&mut self, chunk: &mut Vec<u8>) -> Result<bool, SourceError> {
-        loop {
-            let n = self
-                .input
-                .read_until(b'\n', &mut self.pending)
-                .map_err(|e| SourceError::Io {
-                    what: self.what.clone(),
-                    message: e.to_string(),
-                })?;
-            let complete = self.pending.ends_with(b"\n");
-            if complete || (n == 0 && !self.live.follow && !self.pending.is_empty()) {
-                chunk.append(&mut self.pending);
-                if !complete {
-                    chunk.push(b'\n');
-                }
-                return Ok(true);
-            }
-            if n == 0 {
-                if !self.live.follow || self.live.stop.load(Ordering::Relaxed) {
-                    return Ok(false);
-                }
-                // Following a file: wait for the writer.
-                std::thread::sleep(Duration::from_millis(100));
-            }
-        }
-    }
-
-    fn next_batch(&mut self) -> Result<Option<RecordBatch>, SourceError> {
-        loop {
-            if self.done || self.live.stop.load(Ordering::Relaxed) {
-                return Ok(None);
-            }
-            let mut chunk = Vec::with_capacity(1 << 16);
-            let mut starts = Vec::new(); // (line number, byte offset) of each record
-            while starts.len() < BATCH_ROWS {
-                // A live source emits what has arrived rather than wait.
-                if self.live.live && !starts.is_empty() && !self.input.buffer().contains(&b'\n') {
-                    break;
-                }
-                let at = chunk.len();
-                if !self.read_line(&mut chunk)? {
-                    self.done = true;
-                    break;
-                }
-                self.line += 1;
-                let blank = chunk[at..].iter().all(|b| b.is_ascii_whitespace());
-                if blank || (self.text.header && self.text.format == Format::Csv && self.line == 1)
-                {
-                    chunk.truncate(at);
-                    continue;
-                }
-                starts.push((self.line, at));
-            }
-            if starts.is_empty() {
-                continue;
-            }
-            if let Ok(batch) = self.decode(&chunk, starts.len()) {
-                return Ok(batch);
-            }
-            // Find the bad lines one by one: name them, then fail or skip.
-            let mut good = Vec::new();
-            for (i, &(line, start)) in starts.iter().enumerate() {
-                let end = starts.get(i + 1).map_or(chunk.len(), |&(_, s)| s);
-                match self.decode(&chunk[start..end], 1) {
-                    Ok(batch) => good.extend(batch),
-                    Err(e) => {
-                        let error = SourceError::Malformed {
-                            what: self.what.clone(),
-                            line,
-                            message: e.to_string(),
-                        };
-                        match self.text.on_error {
-                            OnError::Fail => return Err(error),
-                            OnError::Skip => eprintln!("skipped {error}"),
-                        }
-                    }
-                }
-            }
-            if !good.is_empty() {
-                return arrow_select::concat::concat_batches(&self.schema, &good)
-                    .map(Some)
-                    .map_err(|e| SourceError::Options(e.to_string()));
-            }
-        }
-    }
-}
-
-/// Feeds all of `bytes` to a push decoder.
-fn decode_all(
-    mut bytes: &[u8],
-    mut decode: impl FnMut(&[u8]) -> Result<usize, arrow_schema::ArrowError>,
-) -> Result<(), arrow_schema::ArrowError> {
-    while !bytes.is_empty() {
-        let used = decode(bytes)?;
-        if used == 0 {
-            break;
-        }
-        bytes = &bytes[used..];
-    }
-    Ok(())
 }

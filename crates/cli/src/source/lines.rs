@@ -1,0 +1,447 @@
+//! Text sources (CSV or JSON lines), decoded into batches of up to
+//! [`BATCH_ROWS`] rows.
+//!
+//! A CSV file read once goes through one arrow-csv decoder fed straight from
+//! the read buffer (no per-line work at all). Live sources (stdin, sockets,
+//! followed files) and JSON lines are read a line at a time, so that a live
+//! batch holds what has arrived. Whenever a batch does not decode, its lines
+//! are decoded one by one, so that each malformed line is named by its
+//! number and failed on or skipped (`on_error`).
+
+use std::io::{BufRead, BufReader, Read};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use arrow_array::RecordBatch;
+use arrow_schema::{ArrowError, SchemaRef};
+
+use super::{BATCH_ROWS, Format, Liveness, OnError, SourceError, TextOptions};
+
+/// A text source decoded into batches.
+pub struct Lines {
+    input: BufReader<Box<dyn Read + Send>>,
+    what: String,
+    schema: SchemaRef,
+    text: TextOptions,
+    live: Liveness,
+    /// Lines read so far (blank lines and the header included).
+    line: usize,
+    /// A line read up to the end of a followed file, not yet complete.
+    pending: Vec<u8>,
+    /// The CSV decoder of a file read once, kept from batch to batch.
+    bulk: Option<Box<arrow_csv::reader::Decoder>>,
+    /// The bytes the bulk decoder took for the batch being decoded.
+    bulk_read: Vec<u8>,
+    done: bool,
+}
+
+/// A batch's text: whole lines, with the line number and byte offset of
+/// each record (blank lines and the header already left out).
+#[derive(Default)]
+struct Chunk {
+    bytes: Vec<u8>,
+    starts: Vec<(usize, usize)>,
+}
+
+impl Lines {
+    pub(super) fn new(
+        input: BufReader<Box<dyn Read + Send>>,
+        what: String,
+        schema: SchemaRef,
+        text: TextOptions,
+        live: Liveness,
+    ) -> Self {
+        Lines {
+            input,
+            what,
+            schema,
+            text,
+            live,
+            line: 0,
+            pending: Vec::new(),
+            bulk: None,
+            bulk_read: Vec::new(),
+            done: false,
+        }
+    }
+
+    /// The next batch; `None` at the end of the input (or once stopped).
+    pub fn next_batch(&mut self) -> Result<Option<RecordBatch>, SourceError> {
+        loop {
+            if self.done || self.live.stop.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+            let mut chunk = Chunk::default();
+            if self.text.format == Format::Csv && !self.live.live {
+                match self.decode_bulk()? {
+                    Ok(batch) => return Ok(batch),
+                    // Finish the batch a line at a time, to name the bad line.
+                    Err(read) => self.split_lines(read, &mut chunk)?,
+                }
+            }
+            self.read_lines(&mut chunk)?;
+            if chunk.starts.is_empty() {
+                continue;
+            }
+            if let Ok(batch) = self.decode(&chunk.bytes, chunk.starts.len()) {
+                return Ok(batch);
+            }
+            if let Some(batch) = self.decode_each_line(&chunk)? {
+                return Ok(Some(batch));
+            }
+        }
+    }
+
+    /// Decodes the next batch of a CSV file straight from the read buffer.
+    /// On a decoding error, returns the bytes read for this batch (without
+    /// having counted their lines): the caller decodes them line by line.
+    fn decode_bulk(&mut self) -> Result<Result<Option<RecordBatch>, Vec<u8>>, SourceError> {
+        if self.text.header && self.line == 0 {
+            let mut header = Vec::new();
+            if !self.read_line(&mut header)? {
+                self.done = true;
+                return Ok(Ok(None));
+            }
+            self.line = 1;
+        }
+        let schema = Arc::clone(&self.schema);
+        let delimiter = self.text.delimiter;
+        let decoder = self.bulk.get_or_insert_with(|| {
+            Box::new(
+                arrow_csv::ReaderBuilder::new(schema)
+                    .with_header(false)
+                    .with_delimiter(delimiter)
+                    .with_batch_size(BATCH_ROWS)
+                    .build_decoder(),
+            )
+        });
+        let read = &mut self.bulk_read;
+        read.clear();
+        let decoded = loop {
+            let buffered = self.input.fill_buf().map_err(|e| SourceError::Io {
+                what: self.what.clone(),
+                message: e.to_string(),
+            })?;
+            if buffered.is_empty() {
+                self.done = true;
+                // An empty input tells the decoder the last record is complete.
+                break decoder.decode(&[]).map(drop);
+            }
+            let used = match decoder.decode(buffered) {
+                Ok(used) => used,
+                Err(e) => break Err(e),
+            };
+            read.extend_from_slice(&buffered[..used]);
+            self.input.consume(used);
+            if decoder.capacity() == 0 {
+                break Ok(());
+            }
+        };
+        match decoded.and_then(|()| decoder.flush()) {
+            Ok(batch) => {
+                self.line += line_breaks(read);
+                Ok(Ok(batch))
+            }
+            Err(_) => {
+                self.bulk = None;
+                self.done = false;
+                Ok(Err(std::mem::take(read)))
+            }
+        }
+    }
+
+    /// Appends the lines of `read` (completed up to its line's end from the
+    /// input) to `chunk`, leaving out blank lines and the header.
+    fn split_lines(&mut self, mut read: Vec<u8>, chunk: &mut Chunk) -> Result<(), SourceError> {
+        if !read.is_empty() && !read.ends_with(b"\n") && !self.read_line(&mut read)? {
+            read.push(b'\n'); // the last line, without a line break
+        }
+        for line in read.split_inclusive(|&b| b == b'\n') {
+            self.line += 1;
+            self.add_line(line, chunk);
+        }
+        Ok(())
+    }
+
+    /// Adds the line just counted to `chunk`, unless it is blank or the header.
+    fn add_line(&self, line: &[u8], chunk: &mut Chunk) {
+        let blank = line.iter().all(|b| b.is_ascii_whitespace());
+        let header = self.text.header && self.text.format == Format::Csv && self.line == 1;
+        if !blank && !header {
+            chunk.starts.push((self.line, chunk.bytes.len()));
+            chunk.bytes.extend_from_slice(line);
+        }
+    }
+
+    /// Reads lines into `chunk` until it holds a batch's rows, the input
+    /// ends, or (live sources) no further whole line has arrived yet.
+    fn read_lines(&mut self, chunk: &mut Chunk) -> Result<(), SourceError> {
+        let mut line = Vec::new();
+        while chunk.starts.len() < BATCH_ROWS {
+            // A live source emits what has arrived rather than wait.
+            if self.live.live && !chunk.starts.is_empty() && !self.input.buffer().contains(&b'\n') {
+                break;
+            }
+            line.clear();
+            if !self.read_line(&mut line)? {
+                self.done = true;
+                break;
+            }
+            self.line += 1;
+            self.add_line(&line, chunk);
+        }
+        Ok(())
+    }
+
+    /// Decodes `bytes` (whole lines) into one batch.
+    fn decode(&self, bytes: &[u8], rows: usize) -> Result<Option<RecordBatch>, ArrowError> {
+        let schema = Arc::clone(&self.schema);
+        match self.text.format {
+            Format::JsonLines => {
+                let mut decoder = arrow_json::ReaderBuilder::new(schema)
+                    .with_batch_size(rows.max(1))
+                    .build_decoder()?;
+                decode_all(bytes, |b| decoder.decode(b))?;
+                decoder.flush()
+            }
+            _ => {
+                let mut decoder = arrow_csv::ReaderBuilder::new(schema)
+                    .with_header(false)
+                    .with_delimiter(self.text.delimiter)
+                    .with_batch_size(rows.max(1))
+                    .build_decoder();
+                decode_all(bytes, |b| decoder.decode(b))?;
+                decoder.flush()
+            }
+        }
+    }
+
+    /// Decodes each line of `chunk` on its own: names each malformed line,
+    /// then fails or skips it; the good lines form the batch.
+    fn decode_each_line(&self, chunk: &Chunk) -> Result<Option<RecordBatch>, SourceError> {
+        let mut good = Vec::new();
+        for (i, &(line, start)) in chunk.starts.iter().enumerate() {
+            let end = chunk
+                .starts
+                .get(i + 1)
+                .map_or(chunk.bytes.len(), |&(_, s)| s);
+            match self.decode(&chunk.bytes[start..end], 1) {
+                Ok(batch) => good.extend(batch),
+                Err(e) => {
+                    let error = SourceError::Malformed {
+                        what: self.what.clone(),
+                        line,
+                        message: e.to_string(),
+                    };
+                    match self.text.on_error {
+                        OnError::Fail => return Err(error),
+                        OnError::Skip => eprintln!("skipped {error}"),
+                    }
+                }
+            }
+        }
+        if good.is_empty() {
+            return Ok(None);
+        }
+        arrow_select::concat::concat_batches(&self.schema, &good)
+            .map(Some)
+            .map_err(|e| SourceError::Options(e.to_string()))
+    }
+
+    /// The next complete line, appended to `chunk`; false at the end of the input.
+    fn read_line(&mut self, chunk: &mut Vec<u8>) -> Result<bool, SourceError> {
+        loop {
+            let n = self
+                .input
+                .read_until(b'\n', &mut self.pending)
+                .map_err(|e| SourceError::Io {
+                    what: self.what.clone(),
+                    message: e.to_string(),
+                })?;
+            let complete = self.pending.ends_with(b"\n");
+            if complete || (n == 0 && !self.live.follow && !self.pending.is_empty()) {
+                chunk.append(&mut self.pending);
+                if !complete {
+                    chunk.push(b'\n');
+                }
+                return Ok(true);
+            }
+            if n == 0 {
+                if !self.live.follow || self.live.stop.load(Ordering::Relaxed) {
+                    return Ok(false);
+                }
+                // Following a file: wait for the writer.
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+}
+
+/// The line breaks in `bytes` (a loop the compiler vectorizes).
+fn line_breaks(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b == b'\n').count()
+}
+
+/// Feeds all of `bytes` to a push decoder.
+fn decode_all(
+    mut bytes: &[u8],
+    mut decode: impl FnMut(&[u8]) -> Result<usize, ArrowError>,
+) -> Result<(), ArrowError> {
+    while !bytes.is_empty() {
+        let used = decode(bytes)?;
+        if used == 0 {
+            break;
+        }
+        bytes = &bytes[used..];
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use arrow_schema::{DataType, Field, Schema};
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A CSV source over `text` with columns `seq BIGINT, v DOUBLE` and a
+    /// header; `live` reads it a line at a time, as stdin is read.
+    fn source(text: &[u8], on_error: OnError, live: bool) -> Lines {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("seq", DataType::Int64, true),
+            Field::new("v", DataType::Float64, true),
+        ]));
+        let input: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(text.to_vec()));
+        let options = TextOptions {
+            format: Format::Csv,
+            header: true,
+            delimiter: b',',
+            on_error,
+        };
+        let liveness = Liveness {
+            live,
+            follow: false,
+            stop: Arc::new(AtomicBool::new(false)),
+        };
+        Lines::new(
+            BufReader::with_capacity(1 << 12, input),
+            "t.csv".into(),
+            schema,
+            options,
+            liveness,
+        )
+    }
+
+    /// The `seq` of every row read, or the first error; checks batch sizes.
+    fn read_all(mut lines: Lines) -> Result<Vec<i64>, String> {
+        let mut seqs = Vec::new();
+        while let Some(batch) = lines.next_batch().map_err(|e| e.to_string())? {
+            assert!((1..=BATCH_ROWS).contains(&batch.num_rows()));
+            seqs.extend(batch.column(0).as_primitive::<Int64Type>().values());
+        }
+        Ok(seqs)
+    }
+
+    /// One line of a test file.
+    #[derive(Clone, Debug)]
+    enum Line {
+        Good(i64),
+        GoodCrlf(i64),
+        Blank,
+        BadValue,
+        MissingField,
+    }
+
+    fn render(lines: &[Line], final_newline: bool) -> Vec<u8> {
+        let mut text = b"seq,v\n".to_vec();
+        for line in lines {
+            text.extend_from_slice(
+                match line {
+                    Line::Good(seq) => format!("{seq},1.5\n"),
+                    Line::GoodCrlf(seq) => format!("{seq},-2\r\n"),
+                    Line::Blank => "  \n".to_string(),
+                    Line::BadValue => "7,oops\n".to_string(),
+                    Line::MissingField => "8\n".to_string(),
+                }
+                .as_bytes(),
+            );
+        }
+        if !final_newline && text.ends_with(b"\n") {
+            text.pop();
+        }
+        text
+    }
+
+    fn line_strategy() -> impl Strategy<Value = Line> {
+        prop_oneof![
+            8 => (0i64..1000).prop_map(Line::Good),
+            2 => (0i64..1000).prop_map(Line::GoodCrlf),
+            1 => Just(Line::Blank),
+            1 => Just(Line::BadValue),
+            1 => Just(Line::MissingField),
+        ]
+    }
+
+    proptest! {
+        /// Read whole or a line at a time, a file gives the same rows, and
+        /// the same first bad line.
+        #[test]
+        fn bulk_and_line_reading_agree(
+            lines in proptest::collection::vec(line_strategy(), 0..40),
+            final_newline: bool,
+        ) {
+            let text = render(&lines, final_newline);
+            let good: Vec<i64> = lines
+                .iter()
+                .filter_map(|l| match l {
+                    Line::Good(s) | Line::GoodCrlf(s) => Some(*s),
+                    _ => None,
+                })
+                .collect();
+            for live in [false, true] {
+                prop_assert_eq!(&read_all(source(&text, OnError::Skip, live)), &Ok(good.clone()));
+            }
+            let first_bad = lines
+                .iter()
+                .position(|l| matches!(l, Line::BadValue | Line::MissingField));
+            for live in [false, true] {
+                let read = read_all(source(&text, OnError::Fail, live));
+                match first_bad {
+                    None => prop_assert_eq!(&read, &Ok(good.clone())),
+                    Some(i) => {
+                        let error = read.expect_err("a bad line fails");
+                        // Line 1 is the header.
+                        let line = format!("t.csv, line {}:", i + 2);
+                        prop_assert!(error.starts_with(&line), "{}", error);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_bad_line_in_a_later_batch_is_named_by_its_line_number() {
+        let rows = 3 * BATCH_ROWS;
+        let bad = 2 * BATCH_ROWS + 100;
+        let mut lines: Vec<Line> = (0..rows as i64).map(Line::Good).collect();
+        lines[bad] = Line::BadValue;
+        let text = render(&lines, true);
+        let error = read_all(source(&text, OnError::Fail, false)).expect_err("fails");
+        assert!(
+            error.starts_with(&format!("t.csv, line {}:", bad + 2)),
+            "{error}"
+        );
+        let read = read_all(source(&text, OnError::Skip, false)).expect("skips");
+        assert_eq!(read.len(), rows - 1);
+        assert!(
+            read.iter()
+                .copied()
+                .eq((0..rows as i64).filter(|&s| s != bad as i64))
+        );
+    }
+}
