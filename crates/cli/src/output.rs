@@ -24,7 +24,130 @@ const LIVE_TABLE_ROWS: usize = 20;
 const LIVE_REFRESH: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Writes the results of one query to standard output.
+///
+/// A replay's results (`live` false) are formatted and written on a thread
+/// of their own, so that printing overlaps reading and windows; a live
+/// source's results are written as they come. Results pushed before an
+/// error or a drop are still written.
 pub struct ResultWriter {
+    rows: u64,
+    sink: Sink,
+}
+
+enum Sink {
+    Here(Printer),
+    Thread {
+        /// `None` once closed.
+        batches: Option<crossbeam_channel::Sender<Message>>,
+        /// `None` once joined.
+        thread: Option<std::thread::JoinHandle<Result<(), String>>>,
+    },
+}
+
+/// What the printing thread is asked to do.
+enum Message {
+    Batch(RecordBatch),
+    Flush,
+}
+
+/// Batches queued for the printing thread (backpressure beyond).
+const QUEUED_BATCHES: usize = 4;
+
+impl ResultWriter {
+    /// A writer for one query's results; CSV prints its header at once.
+    /// A `live` query shown as a table refreshes once per second.
+    pub fn new(format: OutputFormat, schema: SchemaRef, live: bool) -> Result<Self, String> {
+        let printer = Printer::new(format, schema, live)?;
+        let sink = if live {
+            Sink::Here(printer)
+        } else {
+            let (batches, queue) = crossbeam_channel::bounded(QUEUED_BATCHES);
+            let thread = std::thread::Builder::new()
+                .name("sliq-output".into())
+                .spawn(move || {
+                    let mut printer = printer;
+                    for message in queue {
+                        match message {
+                            Message::Batch(batch) => printer.write(&batch)?,
+                            Message::Flush => printer.flush()?,
+                        }
+                    }
+                    printer.finish()
+                })
+                .map_err(|e| format!("starting the output thread: {e}"))?;
+            Sink::Thread {
+                batches: Some(batches),
+                thread: Some(thread),
+            }
+        };
+        Ok(ResultWriter { rows: 0, sink })
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Writes one batch.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), String> {
+        self.rows += batch.num_rows() as u64;
+        match &mut self.sink {
+            Sink::Here(printer) => printer.write(batch),
+            Sink::Thread { .. } => self.send(Message::Batch(batch.clone())),
+        }
+    }
+
+    /// Writes out what is buffered.
+    pub fn flush(&mut self) -> Result<(), String> {
+        match &mut self.sink {
+            Sink::Here(printer) => printer.flush(),
+            Sink::Thread { .. } => self.send(Message::Flush),
+        }
+    }
+
+    /// Writes out everything (and a live table's last rows).
+    pub fn finish(&mut self) -> Result<(), String> {
+        match &mut self.sink {
+            Sink::Here(printer) => printer.finish(),
+            Sink::Thread { .. } => self.join(),
+        }
+    }
+
+    /// Hands `message` to the printing thread; if that thread has stopped,
+    /// its error.
+    fn send(&mut self, message: Message) -> Result<(), String> {
+        let Sink::Thread { batches, .. } = &self.sink else {
+            return Ok(());
+        };
+        match batches.as_ref().map(|b| b.send(message)) {
+            Some(Ok(())) => Ok(()),
+            _ => self.join().and(Err("the output thread has stopped".into())),
+        }
+    }
+
+    /// Closes the printing thread's queue and waits for it to write everything.
+    fn join(&mut self) -> Result<(), String> {
+        let Sink::Thread { batches, thread } = &mut self.sink else {
+            return Ok(());
+        };
+        batches.take();
+        match thread.take().map(std::thread::JoinHandle::join) {
+            None | Some(Ok(Ok(()))) => Ok(()),
+            Some(Ok(Err(e))) => Err(e),
+            Some(Err(_)) => Err("the output thread failed".into()),
+        }
+    }
+}
+
+impl Drop for ResultWriter {
+    /// Writes out what was written before an error ended the query.
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
+}
+
+/// Formats results and writes them to standard output.
+struct Printer {
     format: OutputFormat,
     buffer: Vec<u8>,
     rows: u64,
@@ -39,16 +162,14 @@ struct LiveTable {
     last_refresh: std::time::Instant,
 }
 
-impl ResultWriter {
-    /// A writer for one query's results; CSV prints its header at once.
-    /// A `live` query shown as a table refreshes once per second.
-    pub fn new(format: OutputFormat, schema: SchemaRef, live: bool) -> Result<Self, String> {
+impl Printer {
+    fn new(format: OutputFormat, schema: SchemaRef, live: bool) -> Result<Self, String> {
         let live_table = (live && format == OutputFormat::Table).then(|| LiveTable {
             recent: Vec::new(),
             since_refresh: 0,
             last_refresh: std::time::Instant::now(),
         });
-        let mut writer = ResultWriter {
+        let mut printer = Printer {
             format,
             buffer: Vec::with_capacity(1 << 16),
             rows: 0,
@@ -57,20 +178,15 @@ impl ResultWriter {
         if format == OutputFormat::Csv {
             let mut csv = arrow_csv::WriterBuilder::new()
                 .with_header(true)
-                .build(&mut writer.buffer);
+                .build(&mut printer.buffer);
             csv.write(&RecordBatch::new_empty(schema))
                 .map_err(|e| format!("writing CSV: {e}"))?;
         }
-        Ok(writer)
-    }
-
-    /// Rows written so far.
-    pub fn rows(&self) -> u64 {
-        self.rows
+        Ok(printer)
     }
 
     /// Writes one batch.
-    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), String> {
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), String> {
         self.rows += batch.num_rows() as u64;
         if batch.num_rows() == 0 {
             return Ok(());
@@ -143,13 +259,13 @@ impl ResultWriter {
     }
 
     /// Writes out what is buffered (and a live table's last rows).
-    pub fn finish(&mut self) -> Result<(), String> {
+    fn finish(&mut self) -> Result<(), String> {
         self.refresh()?;
         self.flush()
     }
 
     /// Writes out what is buffered.
-    pub fn flush(&mut self) -> Result<(), String> {
+    fn flush(&mut self) -> Result<(), String> {
         let mut out = std::io::stdout().lock();
         out.write_all(&self.buffer)
             .and_then(|()| out.flush())

@@ -357,9 +357,12 @@ impl Session {
         let prints = self.prints_results();
         let live = !spec.is_finite();
         let mut execution = sliq_timely::start(&job, config, sources)?;
-        let mut writer = ResultWriter::new(self.format, execution.schema(), live)
+        // Only the printing process (0) has results to write.
+        let mut writer = prints
+            .then(|| ResultWriter::new(self.format, execution.schema(), live))
+            .transpose()
             .map_err(SessionError::Output)?;
-        if prints {
+        if let Some(writer) = &mut writer {
             writer.flush().map_err(SessionError::Output)?;
         }
         self.interrupted.store(false, Ordering::Relaxed);
@@ -367,9 +370,11 @@ impl Session {
             loop {
                 match execution.recv_timeout(Duration::from_millis(100)) {
                     Ok(batch) => {
-                        writer.write(&batch).map_err(SessionError::Output)?;
-                        if live {
-                            writer.flush().map_err(SessionError::Output)?;
+                        if let Some(writer) = &mut writer {
+                            writer.write(&batch).map_err(SessionError::Output)?;
+                            if live {
+                                writer.flush().map_err(SessionError::Output)?;
+                            }
                         }
                     }
                     Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
@@ -387,7 +392,7 @@ impl Session {
         stop.store(true, Ordering::Relaxed);
         let stats = execution.finish()?;
         result?;
-        if prints {
+        if let Some(writer) = &mut writer {
             writer.finish().map_err(SessionError::Output)?;
         }
         if self.timing {

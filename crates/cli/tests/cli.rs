@@ -170,6 +170,50 @@ fn malformed_csv_lines_fail_with_their_line_number_or_are_skipped() {
 }
 
 #[test]
+fn results_before_a_failing_batch_are_all_printed() {
+    // 20,000 good lines, then a bad one in the third batch of 8,192 rows.
+    let mut text = String::from("seq,ts,key,v\n");
+    for seq in 0..20_000 {
+        text.push_str(&format!(
+            "{seq},{},k{},{}.25\n",
+            1000 + seq,
+            seq % 7,
+            seq % 100
+        ));
+    }
+    text.push_str("20000,21000,k0,oops\n");
+    let path = scratch("late_bad.csv", text.as_bytes());
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        &format!(
+            "CREATE STREAM s (seq BIGINT, ts BIGINT, key VARCHAR, v DOUBLE) WITH (path = '{}'); \
+             SELECT seq, max(v) OVER (ROWS 9 PRECEDING) AS m FROM s GROUP BY key;",
+            path.display()
+        ),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("late_bad.csv, line 20002:"),
+        "{}",
+        stderr(&out)
+    );
+    let printed = stdout(&out);
+    assert_eq!(
+        printed.lines().count(),
+        1 + 2 * 8192,
+        "{}",
+        &printed[printed.len() - 200..]
+    );
+    assert!(
+        printed.ends_with("16383,83.25\n"),
+        "{}",
+        &printed[printed.len() - 200..]
+    );
+}
+
+#[test]
 fn statement_errors_exit_1_with_a_caret_and_bad_arguments_exit_2() {
     let out = run(&[
         "-c",
