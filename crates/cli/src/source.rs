@@ -15,6 +15,7 @@ use arrow_schema::SchemaRef;
 
 use crate::generator::Generator;
 
+mod explain;
 mod lines;
 
 pub use lines::Lines;

@@ -146,7 +146,7 @@ fn generator_source_runs_to_its_row_count() {
 fn malformed_csv_lines_fail_with_their_line_number_or_are_skipped() {
     let path = scratch(
         "bad.csv",
-        b"seq,ts,key,v\n0,1000,a,5\n1,2000,b,oops\n2,3000,a,3\n",
+        b"seq,ts,key,v\n0,1000,a,5\n1,2000,b,oops\n2,3000,a,3\n3,4000\n",
     );
     let create = |on_error: &str| {
         format!(
@@ -158,14 +158,18 @@ fn malformed_csv_lines_fail_with_their_line_number_or_are_skipped() {
     let out = run(&["--format", "csv", "-c", &create("fail")]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(err.contains("bad.csv, line 3:"), "{err}");
+    assert!(
+        err.contains("bad.csv, line 3: column 'v' (Float64): cannot read 'oops'"),
+        "{err}"
+    );
     let out = run(&["--format", "csv", "-c", &create("skip")]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "seq,n\n0,1\n2,2\n");
+    let err = stderr(&out);
+    assert!(err.contains("skipped") && err.contains("line 3"), "{err}");
     assert!(
-        stderr(&out).contains("skipped") && stderr(&out).contains("line 3"),
-        "{}",
-        stderr(&out)
+        err.contains("line 5: 2 fields where the stream has 4 (seq, ts, key, v)"),
+        "{err}"
     );
 }
 

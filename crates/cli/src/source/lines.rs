@@ -16,6 +16,7 @@ use std::time::Duration;
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, SchemaRef};
 
+use super::explain;
 use super::{BATCH_ROWS, Format, Liveness, OnError, SourceError, TextOptions};
 
 /// A text source decoded into batches.
@@ -205,15 +206,7 @@ impl Lines {
                 decode_all(bytes, |b| decoder.decode(b))?;
                 decoder.flush()
             }
-            _ => {
-                let mut decoder = arrow_csv::ReaderBuilder::new(schema)
-                    .with_header(false)
-                    .with_delimiter(self.text.delimiter)
-                    .with_batch_size(rows.max(1))
-                    .build_decoder();
-                decode_all(bytes, |b| decoder.decode(b))?;
-                decoder.flush()
-            }
+            _ => explain::decode_csv(schema, self.text.delimiter, bytes, rows),
         }
     }
 
@@ -226,13 +219,18 @@ impl Lines {
                 .starts
                 .get(i + 1)
                 .map_or(chunk.bytes.len(), |&(_, s)| s);
-            match self.decode(&chunk.bytes[start..end], 1) {
+            let text = &chunk.bytes[start..end];
+            match self.decode(text, 1) {
                 Ok(batch) => good.extend(batch),
                 Err(e) => {
+                    let explained = match self.text.format {
+                        Format::Csv => explain::explain(&self.schema, self.text.delimiter, text),
+                        _ => None,
+                    };
                     let error = SourceError::Malformed {
                         what: self.what.clone(),
                         line,
-                        message: e.to_string(),
+                        message: explained.unwrap_or_else(|| e.to_string()),
                     };
                     match self.text.on_error {
                         OnError::Fail => return Err(error),
@@ -284,7 +282,7 @@ fn line_breaks(bytes: &[u8]) -> usize {
 }
 
 /// Feeds all of `bytes` to a push decoder.
-fn decode_all(
+pub(super) fn decode_all(
     mut bytes: &[u8],
     mut decode: impl FnMut(&[u8]) -> Result<usize, ArrowError>,
 ) -> Result<(), ArrowError> {
