@@ -25,8 +25,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::{Parser, Subcommand};
 
-use crate::output::OutputFormat;
-use crate::session::Session;
+use crate::output::{OutputError, OutputFormat};
+use crate::session::{Session, SessionError};
 
 /// Continuous SQL window queries over live feeds, in worst-case constant time per event.
 #[derive(Parser, Debug)]
@@ -176,6 +176,16 @@ fn install_panic_hook() {
     }));
 }
 
+/// A script's exit on error: 1 with the error, except when the reader of
+/// standard output closed it (`sliq -c … | head`), which ends it quietly.
+fn script_failed(error: &SessionError) -> ExitCode {
+    if matches!(error, SessionError::Output(OutputError::Closed)) {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!("error: {error}");
+    ExitCode::from(1)
+}
+
 fn main() -> ExitCode {
     install_panic_hook();
     let args = Args::parse();
@@ -212,15 +222,13 @@ fn main() -> ExitCode {
             }
         };
         if let Err(e) = session.run(&sql) {
-            eprintln!("error: {e}");
-            return ExitCode::from(1);
+            return script_failed(&e);
         }
     }
     if let Some(sql) = &args.command
         && let Err(e) = session.run(sql)
     {
-        eprintln!("error: {e}");
-        return ExitCode::from(1);
+        return script_failed(&e);
     }
     if scripted && !args.interactive {
         return ExitCode::SUCCESS;

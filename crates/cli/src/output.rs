@@ -18,6 +18,18 @@ pub enum OutputFormat {
     Json,
 }
 
+/// Why results could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// Standard output was closed by its reader (`sliq … | head`): nobody
+    /// wants more rows, which ends a script quietly.
+    #[error("standard output was closed")]
+    Closed,
+    /// Formatting or writing failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
 /// Rows a live table shows per refresh.
 const LIVE_TABLE_ROWS: usize = 20;
 /// How often a live table refreshes.
@@ -40,7 +52,7 @@ enum Sink {
         /// `None` once closed.
         batches: Option<crossbeam_channel::Sender<Message>>,
         /// `None` once joined.
-        thread: Option<std::thread::JoinHandle<Result<(), String>>>,
+        thread: Option<std::thread::JoinHandle<Result<(), OutputError>>>,
     },
 }
 
@@ -56,7 +68,7 @@ const QUEUED_BATCHES: usize = 4;
 impl ResultWriter {
     /// A writer for one query's results; CSV prints its header at once.
     /// A `live` query shown as a table refreshes once per second.
-    pub fn new(format: OutputFormat, schema: SchemaRef, live: bool) -> Result<Self, String> {
+    pub fn new(format: OutputFormat, schema: SchemaRef, live: bool) -> Result<Self, OutputError> {
         let printer = Printer::new(format, schema, live)?;
         let sink = if live {
             Sink::Here(printer)
@@ -74,7 +86,7 @@ impl ResultWriter {
                     }
                     printer.finish()
                 })
-                .map_err(|e| format!("starting the output thread: {e}"))?;
+                .map_err(|e| OutputError::Failed(format!("starting the output thread: {e}")))?;
             Sink::Thread {
                 batches: Some(batches),
                 thread: Some(thread),
@@ -89,7 +101,7 @@ impl ResultWriter {
     }
 
     /// Writes one batch.
-    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), String> {
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), OutputError> {
         self.rows += batch.num_rows() as u64;
         match &mut self.sink {
             Sink::Here(printer) => printer.write(batch),
@@ -98,7 +110,7 @@ impl ResultWriter {
     }
 
     /// Writes out what is buffered.
-    pub fn flush(&mut self) -> Result<(), String> {
+    pub fn flush(&mut self) -> Result<(), OutputError> {
         match &mut self.sink {
             Sink::Here(printer) => printer.flush(),
             Sink::Thread { .. } => self.send(Message::Flush),
@@ -106,7 +118,7 @@ impl ResultWriter {
     }
 
     /// Writes out everything (and a live table's last rows).
-    pub fn finish(&mut self) -> Result<(), String> {
+    pub fn finish(&mut self) -> Result<(), OutputError> {
         match &mut self.sink {
             Sink::Here(printer) => printer.finish(),
             Sink::Thread { .. } => self.join(),
@@ -115,18 +127,20 @@ impl ResultWriter {
 
     /// Hands `message` to the printing thread; if that thread has stopped,
     /// its error.
-    fn send(&mut self, message: Message) -> Result<(), String> {
+    fn send(&mut self, message: Message) -> Result<(), OutputError> {
         let Sink::Thread { batches, .. } = &self.sink else {
             return Ok(());
         };
         match batches.as_ref().map(|b| b.send(message)) {
             Some(Ok(())) => Ok(()),
-            _ => self.join().and(Err("the output thread has stopped".into())),
+            _ => self.join().and(Err(OutputError::Failed(
+                "the output thread has stopped".into(),
+            ))),
         }
     }
 
     /// Closes the printing thread's queue and waits for it to write everything.
-    fn join(&mut self) -> Result<(), String> {
+    fn join(&mut self) -> Result<(), OutputError> {
         let Sink::Thread { batches, thread } = &mut self.sink else {
             return Ok(());
         };
@@ -134,7 +148,7 @@ impl ResultWriter {
         match thread.take().map(std::thread::JoinHandle::join) {
             None | Some(Ok(Ok(()))) => Ok(()),
             Some(Ok(Err(e))) => Err(e),
-            Some(Err(_)) => Err("the output thread failed".into()),
+            Some(Err(_)) => Err(OutputError::Failed("the output thread failed".into())),
         }
     }
 }
@@ -163,7 +177,7 @@ struct LiveTable {
 }
 
 impl Printer {
-    fn new(format: OutputFormat, schema: SchemaRef, live: bool) -> Result<Self, String> {
+    fn new(format: OutputFormat, schema: SchemaRef, live: bool) -> Result<Self, OutputError> {
         let live_table = (live && format == OutputFormat::Table).then(|| LiveTable {
             recent: Vec::new(),
             since_refresh: 0,
@@ -180,13 +194,13 @@ impl Printer {
                 .with_header(true)
                 .build(&mut printer.buffer);
             csv.write(&RecordBatch::new_empty(schema))
-                .map_err(|e| format!("writing CSV: {e}"))?;
+                .map_err(|e| OutputError::Failed(format!("writing CSV: {e}")))?;
         }
         Ok(printer)
     }
 
     /// Writes one batch.
-    fn write(&mut self, batch: &RecordBatch) -> Result<(), String> {
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), OutputError> {
         self.rows += batch.num_rows() as u64;
         if batch.num_rows() == 0 {
             return Ok(());
@@ -211,18 +225,19 @@ impl Printer {
         match self.format {
             OutputFormat::Csv => {
                 csv_encode::encode(batch, &mut self.buffer)
-                    .map_err(|e| format!("writing CSV: {e}"))?;
+                    .map_err(|e| OutputError::Failed(format!("writing CSV: {e}")))?;
             }
             OutputFormat::Json => {
                 let mut json = arrow_json::LineDelimitedWriter::new(&mut self.buffer);
                 json.write(batch)
-                    .map_err(|e| format!("writing JSON: {e}"))?;
-                json.finish().map_err(|e| format!("writing JSON: {e}"))?;
+                    .map_err(|e| OutputError::Failed(format!("writing JSON: {e}")))?;
+                json.finish()
+                    .map_err(|e| OutputError::Failed(format!("writing JSON: {e}")))?;
             }
             OutputFormat::Table => {
                 let table = arrow_cast::pretty::pretty_format_batches(std::slice::from_ref(batch))
-                    .map_err(|e| format!("formatting: {e}"))?;
-                writeln!(self.buffer, "{table}").map_err(|e| e.to_string())?;
+                    .map_err(|e| OutputError::Failed(format!("formatting: {e}")))?;
+                writeln!(self.buffer, "{table}").map_err(|e| OutputError::Failed(e.to_string()))?;
             }
         }
         if self.buffer.len() > 1 << 16 {
@@ -232,7 +247,7 @@ impl Printer {
     }
 
     /// Shows a live table's newest rows.
-    fn refresh(&mut self) -> Result<(), String> {
+    fn refresh(&mut self) -> Result<(), OutputError> {
         let Some(live) = &mut self.live_table else {
             return Ok(());
         };
@@ -241,17 +256,17 @@ impl Printer {
         }
         let schema = live.recent[0].schema();
         let all = arrow_select::concat::concat_batches(&schema, &live.recent)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| OutputError::Failed(e.to_string()))?;
         let shown = all.num_rows().min(LIVE_TABLE_ROWS);
         let newest = all.slice(all.num_rows() - shown, shown);
         let table = arrow_cast::pretty::pretty_format_batches(&[newest])
-            .map_err(|e| format!("formatting: {e}"))?;
+            .map_err(|e| OutputError::Failed(format!("formatting: {e}")))?;
         writeln!(
             self.buffer,
             "{} new rows ({} in all); the newest {shown}:\n{table}",
             live.since_refresh, self.rows
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| OutputError::Failed(e.to_string()))?;
         live.since_refresh = 0;
         live.recent.clear();
         live.last_refresh = std::time::Instant::now();
@@ -259,17 +274,20 @@ impl Printer {
     }
 
     /// Writes out what is buffered (and a live table's last rows).
-    fn finish(&mut self) -> Result<(), String> {
+    fn finish(&mut self) -> Result<(), OutputError> {
         self.refresh()?;
         self.flush()
     }
 
     /// Writes out what is buffered.
-    fn flush(&mut self) -> Result<(), String> {
+    fn flush(&mut self) -> Result<(), OutputError> {
         let mut out = std::io::stdout().lock();
         out.write_all(&self.buffer)
             .and_then(|()| out.flush())
-            .map_err(|e| format!("writing output: {e}"))?;
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::BrokenPipe => OutputError::Closed,
+                _ => OutputError::Failed(format!("writing output: {e}")),
+            })?;
         self.buffer.clear();
         Ok(())
     }

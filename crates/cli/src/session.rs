@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 use sliq_engine::{Engine, EngineError, Executed, Query, Stream};
 
-use crate::output::{OutputFormat, ResultWriter};
+use crate::output::{OutputError, OutputFormat, ResultWriter};
 use crate::source::{SourceError, SourceSpec};
 
 /// Why a statement failed.
@@ -24,7 +24,7 @@ pub enum SessionError {
     Source(#[from] SourceError),
     /// Writing results failed.
     #[error("{0}")]
-    Output(String),
+    Output(#[from] OutputError),
     /// Running on timely workers failed.
     #[error("{0}")]
     Timely(#[from] sliq_timely::TimelyError),
@@ -288,10 +288,9 @@ impl Session {
             return self.follow_timely(query, &stream, spec, &config);
         }
         let live = spec.as_ref().is_none_or(|s| !s.is_finite());
-        let mut writer =
-            ResultWriter::new(self.format, query.schema(), live).map_err(SessionError::Output)?;
+        let mut writer = ResultWriter::new(self.format, query.schema(), live)?;
         // The header shows at once, even before a live source's first row.
-        writer.flush().map_err(SessionError::Output)?;
+        writer.flush()?;
         self.interrupted.store(false, Ordering::Relaxed);
         let start = Instant::now();
         let rows_in = match spec {
@@ -301,7 +300,7 @@ impl Session {
                 None
             }
         };
-        writer.finish().map_err(SessionError::Output)?;
+        writer.finish()?;
         let secs = start.elapsed().as_secs_f64();
         if self.timing {
             match rows_in {
@@ -360,10 +359,9 @@ impl Session {
         // Only the printing process (0) has results to write.
         let mut writer = prints
             .then(|| ResultWriter::new(self.format, execution.schema(), live))
-            .transpose()
-            .map_err(SessionError::Output)?;
+            .transpose()?;
         if let Some(writer) = &mut writer {
-            writer.flush().map_err(SessionError::Output)?;
+            writer.flush()?;
         }
         self.interrupted.store(false, Ordering::Relaxed);
         let result = (|| -> Result<(), SessionError> {
@@ -371,9 +369,9 @@ impl Session {
                 match execution.recv_timeout(Duration::from_millis(100)) {
                     Ok(batch) => {
                         if let Some(writer) = &mut writer {
-                            writer.write(&batch).map_err(SessionError::Output)?;
+                            writer.write(&batch)?;
                             if live {
-                                writer.flush().map_err(SessionError::Output)?;
+                                writer.flush()?;
                             }
                         }
                     }
@@ -393,7 +391,7 @@ impl Session {
         let stats = execution.finish()?;
         result?;
         if let Some(writer) = &mut writer {
-            writer.finish().map_err(SessionError::Output)?;
+            writer.finish()?;
         }
         if self.timing {
             let secs = stats.elapsed.as_secs_f64();
@@ -486,7 +484,7 @@ impl Session {
                 stream.push(batch)?;
                 loop {
                     match query.try_recv() {
-                        Ok(Some(out)) => writer.write(&out).map_err(SessionError::Output)?,
+                        Ok(Some(out)) => writer.write(&out)?,
                         Ok(None) => break,
                         // LIMIT reached: the query is over, and so is the replay.
                         Err(EngineError::Closed) => return Ok(()),
@@ -494,7 +492,7 @@ impl Session {
                     }
                 }
                 if live {
-                    writer.flush().map_err(SessionError::Output)?;
+                    writer.flush()?;
                 }
                 if let Some(bar) = &progress {
                     bar.set_position(bytes_read.load(Ordering::Relaxed));
@@ -515,8 +513,8 @@ impl Session {
         while !self.interrupted.load(Ordering::Relaxed) {
             match query.recv_timeout(Duration::from_millis(100)) {
                 Ok(batch) => {
-                    writer.write(&batch).map_err(SessionError::Output)?;
-                    writer.flush().map_err(SessionError::Output)?;
+                    writer.write(&batch)?;
+                    writer.flush()?;
                 }
                 Err(EngineError::Timeout) => {}
                 Err(EngineError::Closed) => break,

@@ -218,6 +218,44 @@ fn results_before_a_failing_batch_are_all_printed() {
 }
 
 #[test]
+fn a_reader_that_closes_the_output_ends_the_replay_quietly() {
+    // Like `sliq -c … | head -2`: more rows than a pipe buffers, a reader
+    // that stops after two lines.
+    let mut text = String::from("seq,ts,key,v\n");
+    for seq in 0..100_000 {
+        text.push_str(&format!("{seq},{},k{},1.5\n", 1000 + seq, seq % 7));
+    }
+    let path = scratch("closed_pipe.csv", text.as_bytes());
+    let mut child = sliq()
+        .args([
+            "--format",
+            "csv",
+            "-c",
+            &format!(
+                "CREATE STREAM s (seq BIGINT, ts BIGINT, key VARCHAR, v DOUBLE) WITH (path = '{}'); \
+                 SELECT seq, count(*) OVER (ROWS 9 PRECEDING) AS n FROM s GROUP BY key;",
+                path.display()
+            ),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sliq starts");
+    let mut first = String::new();
+    {
+        use std::io::BufRead;
+        let mut out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        for _ in 0..2 {
+            out.read_line(&mut first).expect("a line");
+        }
+    } // dropping the reader closes the pipe
+    let out = child.wait_with_output().expect("sliq ends");
+    assert_eq!(first, "seq,n\n0,1\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("error"), "{}", stderr(&out));
+}
+
+#[test]
 fn statement_errors_exit_1_with_a_caret_and_bad_arguments_exit_2() {
     let out = run(&[
         "-c",
