@@ -13,7 +13,10 @@ use arrow_array::types::{
     Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type,
     UInt32Type, UInt64Type,
 };
-use arrow_array::{Array, BooleanArray, PrimitiveArray, RecordBatch};
+use arrow_array::{
+    Array, BooleanArray, LargeStringArray, PrimitiveArray, RecordBatch, StringArray,
+    StringViewArray,
+};
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::{ArrowError, DataType};
 
@@ -33,7 +36,9 @@ enum Column<'a> {
     Float32(&'a PrimitiveArray<Float32Type>),
     Float64(&'a PrimitiveArray<Float64Type>),
     Boolean(&'a BooleanArray),
-    Utf8(&'a dyn Array),
+    Utf8(&'a StringArray),
+    LargeUtf8(&'a LargeStringArray),
+    Utf8View(&'a StringViewArray),
     /// Any other type, through arrow's display (dates, timestamps, decimals, …).
     Formatted(ArrayFormatter<'a>),
 }
@@ -52,7 +57,9 @@ impl<'a> Column<'a> {
             DataType::Float32 => Column::Float32(array.as_primitive()),
             DataType::Float64 => Column::Float64(array.as_primitive()),
             DataType::Boolean => Column::Boolean(array.as_boolean()),
-            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Column::Utf8(array),
+            DataType::Utf8 => Column::Utf8(array.as_string()),
+            DataType::LargeUtf8 => Column::LargeUtf8(array.as_string()),
+            DataType::Utf8View => Column::Utf8View(array.as_string_view()),
             nested if nested.is_nested() => {
                 return Err(ArrowError::CsvError(format!(
                     "Nested type {nested} is not supported in CSV"
@@ -93,7 +100,9 @@ impl<'a> Column<'a> {
             Column::Boolean(a) => {
                 out.extend_from_slice(if a.value(row) { b"true" } else { b"false" });
             }
-            Column::Utf8(a) => write_text(out, string_value(*a, row)),
+            Column::Utf8(a) => write_text(out, a.value(row)),
+            Column::LargeUtf8(a) => write_text(out, a.value(row)),
+            Column::Utf8View(a) => write_text(out, a.value(row)),
             Column::Formatted(f) => {
                 use std::fmt::Write;
                 scratch.clear();
@@ -103,15 +112,6 @@ impl<'a> Column<'a> {
             }
         }
         Ok(())
-    }
-}
-
-/// The string at `row` of a Utf8, LargeUtf8 or Utf8View array.
-fn string_value(array: &dyn Array, row: usize) -> &str {
-    match array.data_type() {
-        DataType::Utf8 => array.as_string::<i32>().value(row),
-        DataType::LargeUtf8 => array.as_string::<i64>().value(row),
-        _ => array.as_string_view().value(row),
     }
 }
 

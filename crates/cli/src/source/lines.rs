@@ -2,7 +2,7 @@
 //! [`BATCH_ROWS`] rows.
 //!
 //! A CSV file read once goes through one arrow-csv decoder fed straight from
-//! the read buffer (no per-line work at all). Live sources (stdin, sockets,
+//! the read buffer, without splitting it into lines. Live sources (stdin, sockets,
 //! followed files) and JSON lines are read a line at a time, so that a live
 //! batch holds what has arrived. Whenever a batch does not decode, its lines
 //! are decoded one by one, so that each malformed line is named by its
