@@ -47,6 +47,10 @@ pub const FIELDS: [&str; 56] = [
 /// Fields 1..12 are integers; 12.. are 0/1 flags.
 const FIRST_FLAG: usize = 12;
 
+/// The most fields a line is split into: two glued records, plus a
+/// trailing separator or two.
+const MAX_FIELDS: usize = 114;
+
 /// The Arrow schema of the batches.
 pub fn schema() -> SchemaRef {
     let fields: Vec<Field> = FIELDS
@@ -192,36 +196,45 @@ impl DebsReader {
         if text.trim().is_empty() {
             return Ok(true);
         }
-        let mut fields: Vec<&str> = text.split('\t').collect();
+        let mut fields = [""; MAX_FIELDS];
+        let mut count = split_fields(text, &mut fields);
         // Trailing separators (an empty last field) are harmless.
-        while fields.len() > 56
-            && fields.last().is_some_and(|f| f.trim().is_empty())
-            && fields.len() != 111
+        while count > 56
+            && count != 111
+            && count <= MAX_FIELDS
+            && fields[count - 1].trim().is_empty()
         {
-            fields.pop();
+            count -= 1;
         }
-        let records = match fields.len() {
-            56 => vec![parse_record(&fields)],
+        let (first, second) = match count {
+            56 => (parse_record(&fields[..56]), None),
             111 => {
                 // The first record's last flag runs into the second's timestamp.
                 self.stats.glued += 1;
-                let glued = fields[55];
-                if glued.is_empty() {
-                    vec![Err("glued line with an empty field 56".to_string())]
-                } else {
-                    let (flag, ts) = glued.split_at(1);
-                    let mut first: Vec<&str> = fields[..55].to_vec();
-                    first.push(flag);
-                    let mut second = vec![ts];
-                    second.extend_from_slice(&fields[56..]);
-                    vec![parse_record(&first), parse_record(&second)]
+                match fields[55].split_at_checked(1) {
+                    Some((flag, ts)) if !flag.is_empty() => {
+                        let mut first = [""; 56];
+                        first[..55].copy_from_slice(&fields[..55]);
+                        first[55] = flag;
+                        let mut second = [""; 56];
+                        second[0] = ts;
+                        second[1..].copy_from_slice(&fields[56..111]);
+                        (parse_record(&first), Some(parse_record(&second)))
+                    }
+                    _ => (
+                        Err("glued line whose field 56 does not start with a flag".to_string()),
+                        None,
+                    ),
                 }
             }
-            n => vec![Err(format!(
-                "{n} fields, expected 56 (or 111 for two glued records)"
-            ))],
+            n => (
+                Err(format!(
+                    "{n} fields, expected 56 (or 111 for two glued records)"
+                )),
+                None,
+            ),
         };
-        for record in records {
+        for record in std::iter::once(first).chain(second) {
             match record {
                 Ok(mut r) => {
                     r.seq = self.stats.lines;
@@ -315,12 +328,41 @@ fn to_batch(records: &[Record]) -> RecordBatch {
     RecordBatch::try_new(schema(), columns).unwrap_or_else(|_| RecordBatch::new_empty(schema()))
 }
 
+/// Splits `text` at tabs into `fields` (the first [`MAX_FIELDS`]; the rest
+/// are only counted) and returns the number of fields. Fields are a few
+/// bytes long, so a plain scan beats searching for each tab.
+fn split_fields<'a>(text: &'a str, fields: &mut [&'a str; MAX_FIELDS]) -> usize {
+    let bytes = text.as_bytes();
+    let mut count = 0;
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\t' {
+            if let Some(field) = fields.get_mut(count) {
+                // Tabs are ASCII: `start..i` lies on character boundaries.
+                *field = text.get(start..i).unwrap_or_default();
+            }
+            count += 1;
+            start = i + 1;
+        }
+    }
+    if let Some(field) = fields.get_mut(count) {
+        *field = text.get(start..).unwrap_or_default();
+    }
+    count + 1
+}
+
 fn parse_record(fields: &[&str]) -> Result<Record, String> {
     let ts_us =
         parse_timestamp(fields[0]).ok_or_else(|| format!("bad timestamp '{}'", fields[0]))?;
     let mut ints = [0i64; FIRST_FLAG - 1];
     for (i, slot) in ints.iter_mut().enumerate() {
-        let f = fields[i + 1].trim();
+        let f = fields[i + 1];
+        // Fields rarely carry spaces: trim only when a plain parse fails.
+        if let Ok(v) = f.parse() {
+            *slot = v;
+            continue;
+        }
+        let f = f.trim();
         *slot = f.parse().map_err(|_| {
             format!(
                 "field {} ({}) is '{f}', expected an integer",
@@ -331,16 +373,20 @@ fn parse_record(fields: &[&str]) -> Result<Record, String> {
     }
     let mut flags = [false; 56 - FIRST_FLAG];
     for (i, slot) in flags.iter_mut().enumerate() {
-        *slot = match fields[i + FIRST_FLAG].trim() {
-            "0" => false,
-            "1" => true,
-            other => {
-                return Err(format!(
-                    "field {} ({}) is '{other}', expected 0 or 1",
-                    i + FIRST_FLAG + 1,
-                    FIELDS[i + FIRST_FLAG]
-                ));
-            }
+        *slot = match fields[i + FIRST_FLAG].as_bytes() {
+            b"0" => false,
+            b"1" => true,
+            _ => match fields[i + FIRST_FLAG].trim() {
+                "0" => false,
+                "1" => true,
+                other => {
+                    return Err(format!(
+                        "field {} ({}) is '{other}', expected 0 or 1",
+                        i + FIRST_FLAG + 1,
+                        FIELDS[i + FIRST_FLAG]
+                    ));
+                }
+            },
         };
     }
     Ok(Record {
@@ -364,8 +410,7 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 /// `2012-02-22T16:46:28.9670320+00:00` or `2012-02-22 16:46:28.967` → µs
 /// since the epoch (UTC; a numeric offset is applied).
 pub fn parse_timestamp(text: &str) -> Option<i64> {
-    let t = text.trim();
-    let b = t.as_bytes();
+    let b = text.trim().as_bytes();
     if b.len() < 19
         || b[4] != b'-'
         || b[7] != b'-'
@@ -375,39 +420,44 @@ pub fn parse_timestamp(text: &str) -> Option<i64> {
     {
         return None;
     }
-    let num = |s: &str| s.parse::<i64>().ok();
-    let (y, mo, d) = (num(&t[0..4])?, num(&t[5..7])?, num(&t[8..10])?);
-    let (h, mi, s) = (num(&t[11..13])?, num(&t[14..16])?, num(&t[17..19])?);
+    let (y, mo, d) = (digits(&b[0..4])?, digits(&b[5..7])?, digits(&b[8..10])?);
+    let (h, mi, s) = (
+        digits(&b[11..13])?,
+        digits(&b[14..16])?,
+        digits(&b[17..19])?,
+    );
     if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
         return None;
     }
-    let mut rest = &t[19..];
+    let mut rest = &b[19..];
     let mut micros = 0i64;
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(frac.len());
-        if digits == 0 {
+    if let Some(frac) = rest.strip_prefix(b".") {
+        let count = frac.iter().take_while(|c| c.is_ascii_digit()).count();
+        if count == 0 {
             return None;
         }
-        let padded: String = frac[..digits]
-            .chars()
-            .chain(std::iter::repeat('0'))
-            .take(6)
-            .collect();
-        micros = padded.parse().ok()?;
-        rest = &frac[digits..];
+        // Microseconds: the first six digits, the rest truncated.
+        let kept = count.min(6);
+        micros = digits(&frac[..kept])? * 10i64.pow((6 - kept) as u32);
+        rest = &frac[count..];
     }
     let offset_s = match rest {
-        "" | "Z" => 0,
-        o if (o.starts_with('+') || o.starts_with('-')) && o.len() == 6 && &o[3..4] == ":" => {
-            let sign = if o.starts_with('-') { -1 } else { 1 };
-            sign * (num(&o[1..3])? * 3600 + num(&o[4..6])? * 60)
+        b"" | b"Z" => 0,
+        [sign @ (b'+' | b'-'), hours @ .., b':', m1, m2] if hours.len() == 2 => {
+            let sign = if *sign == b'-' { -1 } else { 1 };
+            sign * (digits(hours)? * 3600 + digits(&[*m1, *m2])? * 60)
         }
         _ => return None,
     };
     let seconds = days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s - offset_s;
     Some(seconds * 1_000_000 + micros)
+}
+
+/// The value of an all-digit byte string (at most 18 digits here).
+fn digits(bytes: &[u8]) -> Option<i64> {
+    bytes.iter().try_fold(0i64, |value, &b| {
+        b.is_ascii_digit().then(|| value * 10 + i64::from(b - b'0'))
+    })
 }
 
 #[cfg(test)]
@@ -432,5 +482,47 @@ mod tests {
         assert_eq!(parse_timestamp("1970-01-01T00:00:00Z"), Some(0));
         assert_eq!(parse_timestamp("2012-13-22T16:46:28"), None);
         assert_eq!(parse_timestamp("yesterday"), None);
+        // Bad input is refused, never a panic (a multi-byte character
+        // straddling a field boundary used to panic on slicing).
+        assert_eq!(parse_timestamp("2012-02-22T16:46:2é.5"), None);
+        assert_eq!(parse_timestamp("2012-02-22T16:46:28.+00:00"), None);
+        assert_eq!(parse_timestamp("2012-02-22T16:46:28.5+0:000"), None);
+        assert_eq!(
+            parse_timestamp("2012-02-22T16:46:28.1234567890-01:30"),
+            Some(1_329_929_188_123_456 + 5_400_000_000)
+        );
+    }
+
+    #[test]
+    fn hostile_lines_are_counted_as_malformed_never_a_panic() {
+        let good = |ts: &str| {
+            let mut fields = vec![ts.to_string()];
+            fields.extend((1..FIRST_FLAG).map(|i| i.to_string()));
+            fields.extend((FIRST_FLAG..56).map(|_| "0".to_string()));
+            fields.join("\t")
+        };
+        let glued_multibyte = {
+            // Field 56 of a glued line starting with a two-byte character.
+            let first = good("2012-02-22T16:46:28.1+00:00");
+            let (head, _) = first.rsplit_once('\t').expect("56 fields");
+            format!("{head}\té{}", good("2012-02-22T16:46:28.2+00:00"))
+        };
+        let text = [
+            good("2012-02-22T16:46:28.0+00:00"),
+            format!("x{}", "\t".repeat(300)),
+            good("2012-02-22T16:46:2é.5+00:00"),
+            glued_multibyte,
+            "é\tü".to_string(),
+            good("2012-02-22T16:46:29.0+00:00"),
+        ]
+        .join("\n");
+        let mut reader =
+            DebsReader::new(io::Cursor::new(text.into_bytes()), OutOfOrder::Drop).expect("reads");
+        let mut rows = 0;
+        while let Some(batch) = reader.next_batch().expect("reads") {
+            rows += batch.num_rows();
+        }
+        assert_eq!(rows, 2);
+        assert_eq!(reader.stats().malformed, 4, "{:?}", reader.stats());
     }
 }
