@@ -10,7 +10,8 @@
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
-    Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type,
+    Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, TimestampMicrosecondType,
+    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt8Type, UInt16Type,
     UInt32Type, UInt64Type,
 };
 use arrow_array::{
@@ -18,7 +19,7 @@ use arrow_array::{
     StringViewArray,
 };
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
-use arrow_schema::{ArrowError, DataType};
+use arrow_schema::{ArrowError, DataType, TimeUnit};
 
 /// How timestamps print: ISO 8601 with milliseconds, sliq's event-time unit.
 pub const TIMESTAMP_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.3f";
@@ -39,6 +40,10 @@ enum Column<'a> {
     Utf8(&'a StringArray),
     LargeUtf8(&'a LargeStringArray),
     Utf8View(&'a StringViewArray),
+    /// A timestamp without time zone: its values, the multiplier and divisor
+    /// that turn them into milliseconds, and arrow's formatter for dates
+    /// outside years 0–9999.
+    Timestamp(&'a dyn Array, i64, i64, ArrayFormatter<'a>),
     /// Any other type, through arrow's display (dates, timestamps, decimals, …).
     Formatted(ArrayFormatter<'a>),
 }
@@ -60,6 +65,16 @@ impl<'a> Column<'a> {
             DataType::Utf8 => Column::Utf8(array.as_string()),
             DataType::LargeUtf8 => Column::LargeUtf8(array.as_string()),
             DataType::Utf8View => Column::Utf8View(array.as_string_view()),
+            DataType::Timestamp(unit, None) => {
+                let (multiplier, divisor) = match unit {
+                    TimeUnit::Second => (1000, 1),
+                    TimeUnit::Millisecond => (1, 1),
+                    TimeUnit::Microsecond => (1, 1000),
+                    TimeUnit::Nanosecond => (1, 1_000_000),
+                };
+                let fallback = ArrayFormatter::try_new(array, options)?;
+                Column::Timestamp(array, multiplier, divisor, fallback)
+            }
             nested if nested.is_nested() => {
                 return Err(ArrowError::CsvError(format!(
                     "Nested type {nested} is not supported in CSV"
@@ -103,16 +118,92 @@ impl<'a> Column<'a> {
             Column::Utf8(a) => write_text(out, a.value(row)),
             Column::LargeUtf8(a) => write_text(out, a.value(row)),
             Column::Utf8View(a) => write_text(out, a.value(row)),
-            Column::Formatted(f) => {
-                use std::fmt::Write;
-                scratch.clear();
-                write!(scratch, "{}", f.value(row))
-                    .map_err(|e| ArrowError::CsvError(format!("formatting a value: {e}")))?;
-                write_text(out, scratch);
+            Column::Timestamp(array, multiplier, divisor, fallback) => {
+                let value = timestamp_value(*array, row);
+                let millis = value
+                    .checked_mul(*multiplier)
+                    .map(|v| v.div_euclid(*divisor));
+                if !millis.is_some_and(|ms| write_timestamp_millis(out, ms)) {
+                    write_formatted(out, scratch, fallback, row)?;
+                }
             }
+            Column::Formatted(f) => write_formatted(out, scratch, f, row)?,
         }
         Ok(())
     }
+}
+
+/// Appends row `row` as arrow's display prints it.
+fn write_formatted(
+    out: &mut Vec<u8>,
+    scratch: &mut String,
+    formatter: &ArrayFormatter<'_>,
+    row: usize,
+) -> Result<(), ArrowError> {
+    use std::fmt::Write;
+    scratch.clear();
+    write!(scratch, "{}", formatter.value(row))
+        .map_err(|e| ArrowError::CsvError(format!("formatting a value: {e}")))?;
+    write_text(out, scratch);
+    Ok(())
+}
+
+/// The raw value at `row` of a timestamp array of any unit.
+fn timestamp_value(array: &dyn Array, row: usize) -> i64 {
+    match array.data_type() {
+        DataType::Timestamp(TimeUnit::Second, _) => {
+            array.as_primitive::<TimestampSecondType>().value(row)
+        }
+        DataType::Timestamp(TimeUnit::Millisecond, _) => {
+            array.as_primitive::<TimestampMillisecondType>().value(row)
+        }
+        DataType::Timestamp(TimeUnit::Microsecond, _) => {
+            array.as_primitive::<TimestampMicrosecondType>().value(row)
+        }
+        _ => array.as_primitive::<TimestampNanosecondType>().value(row),
+    }
+}
+
+/// Appends milliseconds since the epoch in [`TIMESTAMP_FORMAT`]
+/// (`2012-02-22T16:46:28.967`); false, writing nothing, outside years 0–9999.
+fn write_timestamp_millis(out: &mut Vec<u8>, millis: i64) -> bool {
+    let days = millis.div_euclid(86_400_000);
+    let in_day = millis.rem_euclid(86_400_000);
+    let (year, month, day) = civil_from_days(days);
+    if !(0..=9999).contains(&year) {
+        return false;
+    }
+    let mut text = *b"0000-00-00T00:00:00.000";
+    let mut put = |at: usize, width: usize, mut value: i64| {
+        for slot in text[at..at + width].iter_mut().rev() {
+            *slot = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+    };
+    put(0, 4, year);
+    put(5, 2, month);
+    put(8, 2, day);
+    put(11, 2, in_day / 3_600_000);
+    put(14, 2, in_day / 60_000 % 60);
+    put(17, 2, in_day / 1000 % 60);
+    put(20, 3, in_day % 1000);
+    out.extend_from_slice(&text);
+    true
+}
+
+/// The civil date (year, month, day) of a count of days since 1970-01-01
+/// (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
 }
 
 /// Appends `text`, quoted (inner quotes doubled) when it holds a delimiter,
@@ -175,8 +266,8 @@ mod tests {
 
     use arrow_array::{
         ArrayRef, BooleanArray, Date32Array, Float32Array, Float64Array, Int8Array, Int32Array,
-        Int64Array, LargeStringArray, StringArray, StringViewArray, TimestampMillisecondArray,
-        UInt64Array,
+        Int64Array, LargeStringArray, StringArray, StringViewArray, TimestampMicrosecondArray,
+        TimestampMillisecondArray, TimestampNanosecondArray, TimestampSecondArray, UInt64Array,
     };
     use proptest::prelude::*;
 
@@ -278,6 +369,32 @@ mod tests {
     }
 
     proptest! {
+        /// Every unit, across years 0–9999 and beyond (the fallback).
+        #[test]
+        fn timestamps_print_as_arrow_csv_prints_them(
+            millis in proptest::collection::vec(
+                prop_oneof![-62_167_219_200_000i64..253_402_300_800_000, any::<i32>().prop_map(i64::from)],
+                1..20,
+            ),
+            far in -400_000_000_000_000i64..400_000_000_000_000,
+        ) {
+            let mut values = millis.clone();
+            values.push(far);
+            let b = batch(vec![
+                Arc::new(TimestampSecondArray::from(
+                    values.iter().map(|v| v / 1000).collect::<Vec<_>>(),
+                )),
+                Arc::new(TimestampMillisecondArray::from(values.clone())),
+                Arc::new(TimestampMicrosecondArray::from(
+                    values.iter().map(|v| v.saturating_mul(1000) + 999).collect::<Vec<_>>(),
+                )),
+                Arc::new(TimestampNanosecondArray::from(
+                    values.iter().map(|v| (v % 1_000_000_000) * 1_000_000 - 1).collect::<Vec<_>>(),
+                )),
+            ]);
+            prop_assert_eq!(ours(&b), arrow_csv(&b));
+        }
+
         #[test]
         fn random_batches_print_as_arrow_csv_prints_them(
             rows in proptest::collection::vec(
