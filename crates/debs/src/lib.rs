@@ -212,7 +212,7 @@ impl DebsReader {
                 // The first record's last flag runs into the second's timestamp.
                 self.stats.glued += 1;
                 match fields[55].split_at_checked(1) {
-                    Some((flag, ts)) if !flag.is_empty() => {
+                    Some((flag, ts)) => {
                         let mut first = [""; 56];
                         first[..55].copy_from_slice(&fields[..55]);
                         first[55] = flag;
