@@ -525,4 +525,29 @@ mod tests {
         assert_eq!(rows, 2);
         assert_eq!(reader.stats().malformed, 4, "{:?}", reader.stats());
     }
+
+    #[test]
+    fn fields_split_as_str_split_splits_them() {
+        // A small deterministic generator of lines mixing tabs, digits,
+        // multi-byte characters and the bytes around the tab value.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let alphabet = [
+            "\t", "\t\t", "0", "12", "é", "\u{8}", "\n", "\u{9}x", "ü\t", "\u{7f}",
+        ];
+        for len in 0..400 {
+            let mut line = String::new();
+            for _ in 0..len % 97 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                line.push_str(alphabet[(state % alphabet.len() as u64) as usize]);
+            }
+            let mut fields = [""; MAX_FIELDS];
+            let count = split_fields(&line, &mut fields);
+            let expected: Vec<&str> = line.split('\t').collect();
+            assert_eq!(count, expected.len(), "{line:?}");
+            let kept = count.min(MAX_FIELDS);
+            assert_eq!(&fields[..kept], &expected[..kept], "{line:?}");
+        }
+    }
 }
