@@ -349,19 +349,32 @@ impl SourceSpec {
                     inner: file,
                     bytes: progress,
                 };
-                let reader = sliq_debs::DebsReader::new(counted, *out_of_order).map_err(|e| {
-                    SourceError::Io {
-                        what: what.clone(),
-                        message: e.to_string(),
+                // The reader builds only the stream's columns, after the
+                // event time (column 0 of its batches, for pacing).
+                let wanted = debs_projection(&schema)?;
+                let mut columns = vec![0];
+                for &c in &wanted {
+                    if !columns.contains(&c) {
+                        columns.push(c);
                     }
-                })?;
+                }
+                let projection = wanted
+                    .iter()
+                    .map(|c| columns.iter().position(|x| x == c).unwrap_or_default())
+                    .collect();
+                let io_error = |e: std::io::Error| SourceError::Io {
+                    what: what.clone(),
+                    message: e.to_string(),
+                };
+                let reader = sliq_debs::DebsReader::new(counted, *out_of_order)
+                    .and_then(|r| r.with_columns(&columns))
+                    .map_err(io_error)?;
                 // Paced replays read small batches, so that time flows smoothly.
                 let reader = if speed.is_some() {
                     reader.with_batch_rows(64)
                 } else {
                     reader
                 };
-                let projection = debs_projection(&schema)?;
                 BatchReader::Debs {
                     what,
                     reader,
@@ -397,7 +410,8 @@ fn debs_projection(schema: &SchemaRef) -> Result<Vec<usize>, SourceError> {
         .collect()
 }
 
-/// The stream's columns out of a DEBS batch, cast to the declared types.
+/// The stream's columns out of a DEBS batch (`projection`: each one's
+/// position in the batch), cast to the declared types.
 fn project(
     batch: &RecordBatch,
     schema: &SchemaRef,

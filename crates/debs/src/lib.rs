@@ -125,6 +125,9 @@ struct Record {
 pub struct DebsReader {
     input: Box<dyn BufRead + Send>,
     policy: OutOfOrder,
+    /// Indices into [`FIELDS`] of the columns the batches hold, in order.
+    columns: Vec<usize>,
+    schema: SchemaRef,
     batch_rows: usize,
     stats: ReadStats,
     newest: Option<i64>,
@@ -149,6 +152,8 @@ impl DebsReader {
         Ok(DebsReader {
             input,
             policy,
+            columns: (0..FIELDS.len()).collect(),
+            schema: schema(),
             batch_rows: 8192,
             stats: ReadStats::default(),
             newest: None,
@@ -156,6 +161,30 @@ impl DebsReader {
             line: Vec::new(),
             done: false,
         })
+    }
+
+    /// Batches holding only these columns (indices into [`FIELDS`], in the
+    /// order given; the default is all 56). Every field of every line is
+    /// still parsed and checked, so the same lines count as malformed; only
+    /// the columns nobody reads are not built. An index past the last field
+    /// is an `InvalidInput` error.
+    pub fn with_columns(mut self, columns: &[usize]) -> io::Result<Self> {
+        if let Some(&bad) = columns.iter().find(|&&c| c >= FIELDS.len()) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("column {bad}: the DEBS data has {} fields", FIELDS.len()),
+            ));
+        }
+        let all = schema();
+        self.schema = Arc::new(all.project(columns).map_err(io::Error::other)?);
+        self.columns = columns.to_vec();
+        Ok(self)
+    }
+
+    /// The schema of the batches: [`schema()`], or the columns chosen with
+    /// [`with_columns`](Self::with_columns).
+    pub fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
     }
 
     /// Rows per batch (default 8192).
@@ -297,7 +326,7 @@ impl DebsReader {
             return Ok(None);
         }
         self.stats.records += records.len() as u64;
-        Ok(Some(to_batch(&records)))
+        Ok(Some(to_batch(&records, &self.columns, &self.schema)))
     }
 }
 
@@ -308,24 +337,37 @@ impl Iterator for DebsReader {
     }
 }
 
-fn to_batch(records: &[Record]) -> RecordBatch {
+/// The batch of `records` holding `columns` (indices into [`FIELDS`]),
+/// whose schema is `schema`.
+fn to_batch(records: &[Record], columns: &[usize], schema: &SchemaRef) -> RecordBatch {
     let n = records.len();
-    let mut columns: Vec<ArrayRef> = Vec::with_capacity(56);
-    let mut ts = TimestampMicrosecondBuilder::with_capacity(n);
-    records.iter().for_each(|r| ts.append_value(r.ts_us));
-    columns.push(Arc::new(ts.finish()));
-    for i in 0..FIRST_FLAG - 1 {
-        let mut b = Int64Builder::with_capacity(n);
-        records.iter().for_each(|r| b.append_value(r.ints[i]));
-        columns.push(Arc::new(b.finish()));
-    }
-    for i in 0..56 - FIRST_FLAG {
-        let mut b = BooleanBuilder::with_capacity(n);
-        records.iter().for_each(|r| b.append_value(r.flags[i]));
-        columns.push(Arc::new(b.finish()));
-    }
-    // The columns match `schema()` by construction.
-    RecordBatch::try_new(schema(), columns).unwrap_or_else(|_| RecordBatch::new_empty(schema()))
+    let arrays: Vec<ArrayRef> = columns
+        .iter()
+        .map(|&c| -> ArrayRef {
+            match c {
+                0 => {
+                    let mut b = TimestampMicrosecondBuilder::with_capacity(n);
+                    records.iter().for_each(|r| b.append_value(r.ts_us));
+                    Arc::new(b.finish())
+                }
+                c if c < FIRST_FLAG => {
+                    let mut b = Int64Builder::with_capacity(n);
+                    records.iter().for_each(|r| b.append_value(r.ints[c - 1]));
+                    Arc::new(b.finish())
+                }
+                c => {
+                    let mut b = BooleanBuilder::with_capacity(n);
+                    records
+                        .iter()
+                        .for_each(|r| b.append_value(r.flags[c - FIRST_FLAG]));
+                    Arc::new(b.finish())
+                }
+            }
+        })
+        .collect();
+    // The columns match the schema by construction.
+    RecordBatch::try_new(Arc::clone(schema), arrays)
+        .unwrap_or_else(|_| RecordBatch::new_empty(Arc::clone(schema)))
 }
 
 /// Splits `text` at tabs into `fields` (the first [`MAX_FIELDS`]; the rest

@@ -172,3 +172,46 @@ fn trailing_separators_and_spaces_are_tolerated() {
     assert_eq!((stats.records, stats.malformed), (3, 0), "{stats:?}");
     assert_eq!(ints(&batches, "index"), vec![2556001, 2556002, 2556003]);
 }
+
+#[test]
+fn chosen_columns_hold_what_the_full_batches_hold() {
+    let l = lines();
+    // A malformed flag in a column that is not chosen still makes the line malformed.
+    let bad_flag = {
+        let mut fields: Vec<&str> = l[3].trim_end().split('\t').collect();
+        fields[40] = "7";
+        fields.join("\t") + "\r\n"
+    };
+    let text = [l[0], l[1], l[2], &bad_flag, l[4]].concat().into_bytes();
+    let (full, full_stats) = read_all(text.clone(), OutOfOrder::Drop);
+    let mut reader = DebsReader::new(std::io::Cursor::new(text), OutOfOrder::Drop)
+        .unwrap()
+        .with_columns(&[2, 0, 47])
+        .unwrap();
+    let chosen: Vec<_> = reader.by_ref().collect::<Result<_, _>>().unwrap();
+    assert_eq!(reader.stats(), &full_stats);
+    assert_eq!(full_stats.malformed, 1);
+    let names: Vec<_> = reader
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(names, ["mf01", "ts", FIELDS[47]]);
+    assert_eq!(chosen[0].schema(), reader.schema());
+    assert_eq!(ints(&chosen, "mf01"), ints(&full, "mf01"));
+    for name in ["ts", FIELDS[47]] {
+        assert_eq!(
+            chosen[0].column_by_name(name).unwrap(),
+            full[0].column_by_name(name).unwrap(),
+            "{name}"
+        );
+    }
+
+    let error = DebsReader::new(std::io::Cursor::new(Vec::new()), OutOfOrder::Drop)
+        .unwrap()
+        .with_columns(&[0, 56])
+        .err()
+        .expect("an index past the last field is refused");
+    assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
+}
