@@ -5,7 +5,9 @@
 //! into a scratch string and then copies it through the `csv` crate's
 //! quoting writer. Results are mostly integers, floats and short strings, so
 //! those are written straight into the output buffer here (itoa, and zmij
-//! for floats: the same shortest round-trip digits as arrow's ryu, faster); any other type goes through arrow's own
+//! for floats: the same shortest round-trip digits as arrow's ryu, faster;
+//! timestamps digit by digit from chrono's calendar, without re-parsing a
+//! strftime format per value as arrow's display does); any other type goes through arrow's own
 //! `ArrayFormatter`, so every type arrow can print still prints the same.
 
 use arrow_array::cast::AsArray;
@@ -167,43 +169,30 @@ fn timestamp_value(array: &dyn Array, row: usize) -> i64 {
 /// Appends milliseconds since the epoch in [`TIMESTAMP_FORMAT`]
 /// (`2012-02-22T16:46:28.967`); false, writing nothing, outside years 0–9999.
 fn write_timestamp_millis(out: &mut Vec<u8>, millis: i64) -> bool {
-    let days = millis.div_euclid(86_400_000);
-    let in_day = millis.rem_euclid(86_400_000);
-    let (year, month, day) = civil_from_days(days);
-    if !(0..=9999).contains(&year) {
+    use chrono::{Datelike, Timelike};
+    let Some(time) = chrono::DateTime::from_timestamp_millis(millis) else {
+        return false;
+    };
+    let date = time.date_naive();
+    if !(0..=9999).contains(&date.year()) {
         return false;
     }
     let mut text = *b"0000-00-00T00:00:00.000";
-    let mut put = |at: usize, width: usize, mut value: i64| {
+    let mut put = |at: usize, width: usize, mut value: u32| {
         for slot in text[at..at + width].iter_mut().rev() {
             *slot = b'0' + (value % 10) as u8;
             value /= 10;
         }
     };
-    put(0, 4, year);
-    put(5, 2, month);
-    put(8, 2, day);
-    put(11, 2, in_day / 3_600_000);
-    put(14, 2, in_day / 60_000 % 60);
-    put(17, 2, in_day / 1000 % 60);
-    put(20, 3, in_day % 1000);
+    put(0, 4, date.year().unsigned_abs());
+    put(5, 2, date.month());
+    put(8, 2, date.day());
+    put(11, 2, time.hour());
+    put(14, 2, time.minute());
+    put(17, 2, time.second());
+    put(20, 3, time.timestamp_subsec_millis());
     out.extend_from_slice(&text);
     true
-}
-
-/// The civil date (year, month, day) of a count of days since 1970-01-01
-/// (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 /// Appends `text`, quoted (inner quotes doubled) when it holds a delimiter,
