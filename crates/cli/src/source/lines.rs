@@ -1,10 +1,10 @@
 //! Text sources (CSV or JSON lines), decoded into batches of up to
 //! [`BATCH_ROWS`] rows.
 //!
-//! A CSV file read once goes through one arrow-csv decoder fed straight from
-//! the read buffer, without splitting it into lines. Live sources (stdin, sockets,
-//! followed files) and JSON lines are read a line at a time, so that a live
-//! batch holds what has arrived. Whenever a batch does not decode, its lines
+//! A file read once goes through one arrow-csv or arrow-json decoder fed
+//! straight from the read buffer, without splitting it into lines. Live
+//! sources (stdin, sockets, followed files) are read a line at a time, so
+//! that a live batch holds what has arrived. Whenever a batch does not decode, its lines
 //! are decoded one by one, so that each malformed line is named by its
 //! number and failed on or skipped (`on_error`).
 
@@ -30,11 +30,67 @@ pub struct Lines {
     line: usize,
     /// A line read up to the end of a followed file, not yet complete.
     pending: Vec<u8>,
-    /// The CSV decoder of a file read once, kept from batch to batch.
-    bulk: Option<Box<arrow_csv::reader::Decoder>>,
+    /// The decoder of a file read once, kept from batch to batch.
+    bulk: Option<BulkDecoder>,
     /// The bytes the bulk decoder took for the batch being decoded.
     bulk_read: Vec<u8>,
     done: bool,
+}
+
+/// A decoder fed straight from the read buffer, for files read once.
+enum BulkDecoder {
+    Csv(Box<arrow_csv::reader::Decoder>),
+    Json(Box<arrow_json::reader::Decoder>),
+}
+
+impl BulkDecoder {
+    fn new(schema: SchemaRef, text: &TextOptions) -> Result<Self, ArrowError> {
+        Ok(match text.format {
+            Format::JsonLines => BulkDecoder::Json(Box::new(
+                arrow_json::ReaderBuilder::new(schema)
+                    .with_batch_size(BATCH_ROWS)
+                    .build_decoder()?,
+            )),
+            _ => BulkDecoder::Csv(Box::new(
+                arrow_csv::ReaderBuilder::new(schema)
+                    .with_header(false)
+                    .with_delimiter(text.delimiter)
+                    .with_batch_size(BATCH_ROWS)
+                    .build_decoder(),
+            )),
+        })
+    }
+
+    /// Takes records from `buf` until a batch is full; the bytes taken.
+    fn decode(&mut self, buf: &[u8]) -> Result<usize, ArrowError> {
+        match self {
+            BulkDecoder::Csv(d) => d.decode(buf),
+            BulkDecoder::Json(d) => d.decode(buf),
+        }
+    }
+
+    /// Tells the decoder the input ended: a last CSV record needs no line break.
+    fn end_of_input(&mut self) -> Result<(), ArrowError> {
+        match self {
+            BulkDecoder::Csv(d) => d.decode(&[]).map(drop),
+            BulkDecoder::Json(_) => Ok(()),
+        }
+    }
+
+    /// Whether a batch's rows are decoded.
+    fn is_full(&self) -> bool {
+        match self {
+            BulkDecoder::Csv(d) => d.capacity() == 0,
+            BulkDecoder::Json(d) => d.len() >= BATCH_ROWS,
+        }
+    }
+
+    fn flush(&mut self) -> Result<Option<RecordBatch>, ArrowError> {
+        match self {
+            BulkDecoder::Csv(d) => d.flush(),
+            BulkDecoder::Json(d) => d.flush(),
+        }
+    }
 }
 
 /// A batch's text: whole lines, with the line number and byte offset of
@@ -74,7 +130,7 @@ impl Lines {
                 return Ok(None);
             }
             let mut chunk = Chunk::default();
-            if self.text.format == Format::Csv && !self.live.live {
+            if !self.live.live {
                 match self.decode_bulk()? {
                     Ok(batch) => return Ok(batch),
                     // Finish the batch a line at a time, to name the bad line.
@@ -94,11 +150,11 @@ impl Lines {
         }
     }
 
-    /// Decodes the next batch of a CSV file straight from the read buffer.
-    /// On a decoding error, returns the bytes read for this batch (without
-    /// having counted their lines): the caller decodes them line by line.
+    /// Decodes the next batch of a file straight from the read buffer. On a
+    /// decoding error, returns the bytes read for this batch (without having
+    /// counted their lines): the caller decodes them line by line.
     fn decode_bulk(&mut self) -> Result<Result<Option<RecordBatch>, Vec<u8>>, SourceError> {
-        if self.text.header && self.line == 0 {
+        if self.text.header && self.text.format == Format::Csv && self.line == 0 {
             let mut header = Vec::new();
             if !self.read_line(&mut header)? {
                 self.done = true;
@@ -106,17 +162,13 @@ impl Lines {
             }
             self.line = 1;
         }
-        let schema = Arc::clone(&self.schema);
-        let delimiter = self.text.delimiter;
-        let decoder = self.bulk.get_or_insert_with(|| {
-            Box::new(
-                arrow_csv::ReaderBuilder::new(schema)
-                    .with_header(false)
-                    .with_delimiter(delimiter)
-                    .with_batch_size(BATCH_ROWS)
-                    .build_decoder(),
-            )
-        });
+        let decoder = match &mut self.bulk {
+            Some(decoder) => decoder,
+            empty => match BulkDecoder::new(Arc::clone(&self.schema), &self.text) {
+                Ok(decoder) => empty.insert(decoder),
+                Err(e) => return Err(SourceError::Options(format!("{}: {e}", self.what))),
+            },
+        };
         let read = &mut self.bulk_read;
         read.clear();
         let decoded = loop {
@@ -126,8 +178,7 @@ impl Lines {
             })?;
             if buffered.is_empty() {
                 self.done = true;
-                // An empty input tells the decoder the last record is complete.
-                break decoder.decode(&[]).map(drop);
+                break decoder.end_of_input();
             }
             let used = match decoder.decode(buffered) {
                 Ok(used) => used,
@@ -135,7 +186,7 @@ impl Lines {
             };
             read.extend_from_slice(&buffered[..used]);
             self.input.consume(used);
-            if decoder.capacity() == 0 {
+            if decoder.is_full() {
                 break Ok(());
             }
         };
@@ -307,17 +358,18 @@ mod tests {
 
     use super::*;
 
-    /// A CSV source over `text` with columns `seq BIGINT, v DOUBLE` and a
-    /// header; `live` reads it a line at a time, as stdin is read.
-    fn source(text: &[u8], on_error: OnError, live: bool) -> Lines {
+    /// A source over `text` with columns `seq BIGINT, v DOUBLE` (CSV with a
+    /// header, or JSON lines); `live` reads it a line at a time, as stdin is
+    /// read.
+    fn source(text: &[u8], format: Format, on_error: OnError, live: bool) -> Lines {
         let schema = Arc::new(Schema::new(vec![
             Field::new("seq", DataType::Int64, true),
             Field::new("v", DataType::Float64, true),
         ]));
         let input: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(text.to_vec()));
         let options = TextOptions {
-            format: Format::Csv,
-            header: true,
+            format,
+            header: format == Format::Csv,
             delimiter: b',',
             on_error,
         };
@@ -355,19 +407,23 @@ mod tests {
         MissingField,
     }
 
-    fn render(lines: &[Line], final_newline: bool) -> Vec<u8> {
-        let mut text = b"seq,v\n".to_vec();
+    fn render(lines: &[Line], final_newline: bool, format: Format) -> Vec<u8> {
+        let csv = format == Format::Csv;
+        let mut text = if csv { b"seq,v\n".to_vec() } else { Vec::new() };
         for line in lines {
-            text.extend_from_slice(
-                match line {
-                    Line::Good(seq) => format!("{seq},1.5\n"),
-                    Line::GoodCrlf(seq) => format!("{seq},-2\r\n"),
-                    Line::Blank => "  \n".to_string(),
-                    Line::BadValue => "7,oops\n".to_string(),
-                    Line::MissingField => "8\n".to_string(),
-                }
-                .as_bytes(),
-            );
+            let line = match (line, csv) {
+                (Line::Good(seq), true) => format!("{seq},1.5\n"),
+                (Line::Good(seq), false) => format!("{{\"seq\": {seq}, \"v\": 1.5}}\n"),
+                (Line::GoodCrlf(seq), true) => format!("{seq},-2\r\n"),
+                (Line::GoodCrlf(seq), false) => format!("{{\"v\": -2, \"seq\": {seq}}}\r\n"),
+                (Line::Blank, _) => "  \n".to_string(),
+                (Line::BadValue, true) => "7,oops\n".to_string(),
+                (Line::BadValue, false) => "{\"seq\": 7, \"v\": \"oops\"}\n".to_string(),
+                (Line::MissingField, true) => "8\n".to_string(),
+                // An object left open: JSON's equivalent of a short line.
+                (Line::MissingField, false) => "{\"seq\": 8\n".to_string(),
+            };
+            text.extend_from_slice(line.as_bytes());
         }
         if !final_newline && text.ends_with(b"\n") {
             text.pop();
@@ -392,8 +448,10 @@ mod tests {
         fn bulk_and_line_reading_agree(
             lines in proptest::collection::vec(line_strategy(), 0..40),
             final_newline: bool,
+            json: bool,
         ) {
-            let text = render(&lines, final_newline);
+            let format = if json { Format::JsonLines } else { Format::Csv };
+            let text = render(&lines, final_newline, format);
             let good: Vec<i64> = lines
                 .iter()
                 .filter_map(|l| match l {
@@ -402,19 +460,20 @@ mod tests {
                 })
                 .collect();
             for live in [false, true] {
-                prop_assert_eq!(&read_all(source(&text, OnError::Skip, live)), &Ok(good.clone()));
+                let read = read_all(source(&text, format, OnError::Skip, live));
+                prop_assert_eq!(&read, &Ok(good.clone()));
             }
             let first_bad = lines
                 .iter()
                 .position(|l| matches!(l, Line::BadValue | Line::MissingField));
             for live in [false, true] {
-                let read = read_all(source(&text, OnError::Fail, live));
+                let read = read_all(source(&text, format, OnError::Fail, live));
                 match first_bad {
                     None => prop_assert_eq!(&read, &Ok(good.clone())),
                     Some(i) => {
                         let error = read.expect_err("a bad line fails");
-                        // Line 1 is the header.
-                        let line = format!("t.csv, line {}:", i + 2);
+                        // A CSV file's line 1 is its header.
+                        let line = format!("t.csv, line {}:", i + 1 + usize::from(!json));
                         prop_assert!(error.starts_with(&line), "{}", error);
                     }
                 }
@@ -428,13 +487,13 @@ mod tests {
         let bad = 2 * BATCH_ROWS + 100;
         let mut lines: Vec<Line> = (0..rows as i64).map(Line::Good).collect();
         lines[bad] = Line::BadValue;
-        let text = render(&lines, true);
-        let error = read_all(source(&text, OnError::Fail, false)).expect_err("fails");
+        let text = render(&lines, true, Format::Csv);
+        let error = read_all(source(&text, Format::Csv, OnError::Fail, false)).expect_err("fails");
         assert!(
             error.starts_with(&format!("t.csv, line {}:", bad + 2)),
             "{error}"
         );
-        let read = read_all(source(&text, OnError::Skip, false)).expect("skips");
+        let read = read_all(source(&text, Format::Csv, OnError::Skip, false)).expect("skips");
         assert_eq!(read.len(), rows - 1);
         assert!(
             read.iter()
