@@ -4,9 +4,9 @@
 //! A file read once goes through one arrow-csv or arrow-json decoder fed
 //! straight from the read buffer, without splitting it into lines. Live
 //! sources (stdin, sockets, followed files) are read a line at a time, so
-//! that a live batch holds what has arrived. Whenever a batch does not decode, its lines
-//! are decoded one by one, so that each malformed line is named by its
-//! number and failed on or skipped (`on_error`).
+//! that a live batch holds what has arrived. Whenever a batch does not
+//! decode, its lines are decoded one by one, so that each malformed line is
+//! named by its number and failed on or skipped (`on_error`).
 
 use std::io::{BufRead, BufReader, Read};
 use std::sync::Arc;
