@@ -7,8 +7,9 @@
 //! those are written straight into the output buffer here (itoa, and zmij
 //! for floats: the same shortest round-trip digits as arrow's ryu, faster;
 //! timestamps digit by digit from chrono's calendar, without re-parsing a
-//! strftime format per value as arrow's display does); any other type goes through arrow's own
-//! `ArrayFormatter`, so every type arrow can print still prints the same.
+//! strftime format per value as arrow's display does); any other type goes
+//! through arrow's own `ArrayFormatter`, so every type arrow can print still
+//! prints the same.
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -45,7 +46,7 @@ enum Column<'a> {
     /// A timestamp without time zone: its values, the multiplier and divisor
     /// that turn them into milliseconds, and arrow's formatter for dates
     /// outside years 0–9999.
-    Timestamp(&'a dyn Array, i64, i64, ArrayFormatter<'a>),
+    Timestamp(&'a [i64], i64, i64, ArrayFormatter<'a>),
     /// Any other type, through arrow's display (dates, timestamps, decimals, …).
     Formatted(ArrayFormatter<'a>),
 }
@@ -68,14 +69,30 @@ impl<'a> Column<'a> {
             DataType::LargeUtf8 => Column::LargeUtf8(array.as_string()),
             DataType::Utf8View => Column::Utf8View(array.as_string_view()),
             DataType::Timestamp(unit, None) => {
-                let (multiplier, divisor) = match unit {
-                    TimeUnit::Second => (1000, 1),
-                    TimeUnit::Millisecond => (1, 1),
-                    TimeUnit::Microsecond => (1, 1000),
-                    TimeUnit::Nanosecond => (1, 1_000_000),
+                let (values, multiplier, divisor): (&[i64], _, _) = match unit {
+                    TimeUnit::Second => (
+                        array.as_primitive::<TimestampSecondType>().values(),
+                        1000,
+                        1,
+                    ),
+                    TimeUnit::Millisecond => (
+                        array.as_primitive::<TimestampMillisecondType>().values(),
+                        1,
+                        1,
+                    ),
+                    TimeUnit::Microsecond => (
+                        array.as_primitive::<TimestampMicrosecondType>().values(),
+                        1,
+                        1000,
+                    ),
+                    TimeUnit::Nanosecond => (
+                        array.as_primitive::<TimestampNanosecondType>().values(),
+                        1,
+                        1_000_000,
+                    ),
                 };
                 let fallback = ArrayFormatter::try_new(array, options)?;
-                Column::Timestamp(array, multiplier, divisor, fallback)
+                Column::Timestamp(values, multiplier, divisor, fallback)
             }
             nested if nested.is_nested() => {
                 return Err(ArrowError::CsvError(format!(
@@ -120,9 +137,8 @@ impl<'a> Column<'a> {
             Column::Utf8(a) => write_text(out, a.value(row)),
             Column::LargeUtf8(a) => write_text(out, a.value(row)),
             Column::Utf8View(a) => write_text(out, a.value(row)),
-            Column::Timestamp(array, multiplier, divisor, fallback) => {
-                let value = timestamp_value(*array, row);
-                let millis = value
+            Column::Timestamp(values, multiplier, divisor, fallback) => {
+                let millis = values[row]
                     .checked_mul(*multiplier)
                     .map(|v| v.div_euclid(*divisor));
                 if !millis.is_some_and(|ms| write_timestamp_millis(out, ms)) {
@@ -148,22 +164,6 @@ fn write_formatted(
         .map_err(|e| ArrowError::CsvError(format!("formatting a value: {e}")))?;
     write_text(out, scratch);
     Ok(())
-}
-
-/// The raw value at `row` of a timestamp array of any unit.
-fn timestamp_value(array: &dyn Array, row: usize) -> i64 {
-    match array.data_type() {
-        DataType::Timestamp(TimeUnit::Second, _) => {
-            array.as_primitive::<TimestampSecondType>().value(row)
-        }
-        DataType::Timestamp(TimeUnit::Millisecond, _) => {
-            array.as_primitive::<TimestampMillisecondType>().value(row)
-        }
-        DataType::Timestamp(TimeUnit::Microsecond, _) => {
-            array.as_primitive::<TimestampMicrosecondType>().value(row)
-        }
-        _ => array.as_primitive::<TimestampNanosecondType>().value(row),
-    }
 }
 
 /// Appends milliseconds since the epoch in [`TIMESTAMP_FORMAT`]
