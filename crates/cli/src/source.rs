@@ -15,6 +15,7 @@ use arrow_schema::SchemaRef;
 
 use crate::generator::Generator;
 
+mod decoder;
 mod explain;
 mod lines;
 
@@ -76,6 +77,13 @@ pub struct TextOptions {
     header: bool,
     delimiter: u8,
     on_error: OnError,
+}
+
+impl TextOptions {
+    /// Whether the first line is a header to skip (CSV with `header`).
+    fn skips_header(&self) -> bool {
+        self.header && self.format == Format::Csv
+    }
 }
 
 /// A source's configuration, from a stream's options.

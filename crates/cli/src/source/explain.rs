@@ -5,40 +5,25 @@
 
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
 use arrow_array::cast::AsArray;
-use arrow_csv::reader::Format;
-use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use arrow_schema::{DataType, Field, Schema};
 
-/// Decodes whole CSV lines (`rows` of them) with `schema`.
-pub(super) fn decode_csv(
-    schema: SchemaRef,
-    delimiter: u8,
-    bytes: &[u8],
-    rows: usize,
-) -> Result<Option<RecordBatch>, ArrowError> {
-    let mut decoder = arrow_csv::ReaderBuilder::new(schema)
-        .with_header(false)
-        .with_delimiter(delimiter)
-        .with_batch_size(rows.max(1))
-        .build_decoder();
-    super::lines::decode_all(bytes, |b| decoder.decode(b))?;
-    decoder.flush()
-}
+use super::TextOptions;
+use super::decoder::TextDecoder;
 
 /// Why the CSV `line` does not decode with `schema`; `None` when it is not
 /// a wrong field count or a value of the wrong type.
-pub(super) fn explain(schema: &Schema, delimiter: u8, line: &[u8]) -> Option<String> {
+pub(super) fn explain(schema: &Schema, text: &TextOptions, line: &[u8]) -> Option<String> {
+    let decode = |schema: Schema| TextDecoder::decode_whole(Arc::new(schema), text, line, 1);
     let as_text: Vec<Field> = schema
         .fields()
         .iter()
         .map(|f| Field::new(f.name(), DataType::Utf8, true))
         .collect();
-    let Ok(Some(texts)) = decode_csv(Arc::new(Schema::new(as_text.clone())), delimiter, line, 1)
-    else {
-        let (found, _) = Format::default()
+    let Ok(Some(texts)) = decode(Schema::new(as_text.clone())) else {
+        let (found, _) = arrow_csv::reader::Format::default()
             .with_header(false)
-            .with_delimiter(delimiter)
+            .with_delimiter(text.delimiter)
             .infer_schema(line, Some(1))
             .ok()?;
         let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
@@ -53,22 +38,31 @@ pub(super) fn explain(schema: &Schema, delimiter: u8, line: &[u8]) -> Option<Str
     schema.fields().iter().enumerate().find_map(|(i, field)| {
         let mut fields = as_text.clone();
         fields[i] = field.as_ref().clone();
-        decode_csv(Arc::new(Schema::new(fields)), delimiter, line, 1)
-            .is_err()
-            .then(|| {
-                let text = texts.column(i).as_string::<i32>().value(0);
-                format!(
-                    "column '{}' ({}): cannot read '{text}'",
-                    field.name(),
-                    field.data_type()
-                )
-            })
+        decode(Schema::new(fields)).is_err().then(|| {
+            let text = texts.column(i).as_string::<i32>().value(0);
+            format!(
+                "column '{}' ({}): cannot read '{text}'",
+                field.name(),
+                field.data_type()
+            )
+        })
     })
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::{Format, OnError};
     use super::*;
+
+    /// CSV options with this delimiter.
+    fn csv(delimiter: u8) -> TextOptions {
+        TextOptions {
+            format: Format::Csv,
+            header: false,
+            delimiter,
+            on_error: OnError::Fail,
+        }
+    }
 
     fn schema() -> Schema {
         Schema::new(vec![
@@ -81,11 +75,11 @@ mod tests {
     #[test]
     fn a_value_of_the_wrong_type_is_named_by_its_column() {
         assert_eq!(
-            explain(&schema(), b',', b"1,a,oops\n").as_deref(),
+            explain(&schema(), &csv(b','), b"1,a,oops\n").as_deref(),
             Some("column 'v' (Float64): cannot read 'oops'")
         );
         assert_eq!(
-            explain(&schema(), b';', b"x;\"a;b\";2\n").as_deref(),
+            explain(&schema(), &csv(b';'), b"x;\"a;b\";2\n").as_deref(),
             Some("column 'seq' (Int64): cannot read 'x'")
         );
     }
@@ -93,17 +87,17 @@ mod tests {
     #[test]
     fn a_wrong_field_count_names_the_stream_columns() {
         assert_eq!(
-            explain(&schema(), b',', b"1,a\n").as_deref(),
+            explain(&schema(), &csv(b','), b"1,a\n").as_deref(),
             Some("2 fields where the stream has 3 (seq, key, v)")
         );
         assert_eq!(
-            explain(&schema(), b',', b"1,\"a,b\",2,3\n").as_deref(),
+            explain(&schema(), &csv(b','), b"1,\"a,b\",2,3\n").as_deref(),
             Some("4 fields where the stream has 3 (seq, key, v)")
         );
     }
 
     #[test]
     fn a_good_line_has_nothing_to_explain() {
-        assert_eq!(explain(&schema(), b',', b"1,a,2.5\n"), None);
+        assert_eq!(explain(&schema(), &csv(b','), b"1,a,2.5\n"), None);
     }
 }

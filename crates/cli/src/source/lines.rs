@@ -16,6 +16,7 @@ use std::time::Duration;
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, SchemaRef};
 
+use super::decoder::TextDecoder;
 use super::explain;
 use super::{BATCH_ROWS, Format, Liveness, OnError, SourceError, TextOptions};
 
@@ -31,66 +32,10 @@ pub struct Lines {
     /// A line read up to the end of a followed file, not yet complete.
     pending: Vec<u8>,
     /// The decoder of a file read once, kept from batch to batch.
-    bulk: Option<BulkDecoder>,
+    bulk: Option<TextDecoder>,
     /// The bytes the bulk decoder took for the batch being decoded.
     bulk_read: Vec<u8>,
     done: bool,
-}
-
-/// A decoder fed straight from the read buffer, for files read once.
-enum BulkDecoder {
-    Csv(Box<arrow_csv::reader::Decoder>),
-    Json(Box<arrow_json::reader::Decoder>),
-}
-
-impl BulkDecoder {
-    fn new(schema: SchemaRef, text: &TextOptions) -> Result<Self, ArrowError> {
-        Ok(match text.format {
-            Format::JsonLines => BulkDecoder::Json(Box::new(
-                arrow_json::ReaderBuilder::new(schema)
-                    .with_batch_size(BATCH_ROWS)
-                    .build_decoder()?,
-            )),
-            _ => BulkDecoder::Csv(Box::new(
-                arrow_csv::ReaderBuilder::new(schema)
-                    .with_header(false)
-                    .with_delimiter(text.delimiter)
-                    .with_batch_size(BATCH_ROWS)
-                    .build_decoder(),
-            )),
-        })
-    }
-
-    /// Takes records from `buf` until a batch is full; the bytes taken.
-    fn decode(&mut self, buf: &[u8]) -> Result<usize, ArrowError> {
-        match self {
-            BulkDecoder::Csv(d) => d.decode(buf),
-            BulkDecoder::Json(d) => d.decode(buf),
-        }
-    }
-
-    /// Tells the decoder the input ended: a last CSV record needs no line break.
-    fn end_of_input(&mut self) -> Result<(), ArrowError> {
-        match self {
-            BulkDecoder::Csv(d) => d.decode(&[]).map(drop),
-            BulkDecoder::Json(_) => Ok(()),
-        }
-    }
-
-    /// Whether a batch's rows are decoded.
-    fn is_full(&self) -> bool {
-        match self {
-            BulkDecoder::Csv(d) => d.capacity() == 0,
-            BulkDecoder::Json(d) => d.len() >= BATCH_ROWS,
-        }
-    }
-
-    fn flush(&mut self) -> Result<Option<RecordBatch>, ArrowError> {
-        match self {
-            BulkDecoder::Csv(d) => d.flush(),
-            BulkDecoder::Json(d) => d.flush(),
-        }
-    }
 }
 
 /// A batch's text: whole lines, with the line number and byte offset of
@@ -154,7 +99,7 @@ impl Lines {
     /// decoding error, returns the bytes read for this batch (without having
     /// counted their lines): the caller decodes them line by line.
     fn decode_bulk(&mut self) -> Result<Result<Option<RecordBatch>, Vec<u8>>, SourceError> {
-        if self.text.header && self.text.format == Format::Csv && self.line == 0 {
+        if self.text.skips_header() && self.line == 0 {
             let mut header = Vec::new();
             if !self.read_line(&mut header)? {
                 self.done = true;
@@ -164,7 +109,7 @@ impl Lines {
         }
         let decoder = match &mut self.bulk {
             Some(decoder) => decoder,
-            empty => match BulkDecoder::new(Arc::clone(&self.schema), &self.text) {
+            empty => match TextDecoder::new(Arc::clone(&self.schema), &self.text, BATCH_ROWS) {
                 Ok(decoder) => empty.insert(decoder),
                 Err(e) => return Err(SourceError::Options(format!("{}: {e}", self.what))),
             },
@@ -219,7 +164,7 @@ impl Lines {
     /// Adds the line just counted to `chunk`, unless it is blank or the header.
     fn add_line(&self, line: &[u8], chunk: &mut Chunk) {
         let blank = line.iter().all(|b| b.is_ascii_whitespace());
-        let header = self.text.header && self.text.format == Format::Csv && self.line == 1;
+        let header = self.text.skips_header() && self.line == 1;
         if !blank && !header {
             chunk.starts.push((self.line, chunk.bytes.len()));
             chunk.bytes.extend_from_slice(line);
@@ -248,17 +193,7 @@ impl Lines {
 
     /// Decodes `bytes` (whole lines) into one batch.
     fn decode(&self, bytes: &[u8], rows: usize) -> Result<Option<RecordBatch>, ArrowError> {
-        let schema = Arc::clone(&self.schema);
-        match self.text.format {
-            Format::JsonLines => {
-                let mut decoder = arrow_json::ReaderBuilder::new(schema)
-                    .with_batch_size(rows.max(1))
-                    .build_decoder()?;
-                decode_all(bytes, |b| decoder.decode(b))?;
-                decoder.flush()
-            }
-            _ => explain::decode_csv(schema, self.text.delimiter, bytes, rows),
-        }
+        TextDecoder::decode_whole(Arc::clone(&self.schema), &self.text, bytes, rows)
     }
 
     /// Decodes each line of `chunk` on its own: names each malformed line,
@@ -275,7 +210,7 @@ impl Lines {
                 Ok(batch) => good.extend(batch),
                 Err(e) => {
                     let explained = match self.text.format {
-                        Format::Csv => explain::explain(&self.schema, self.text.delimiter, text),
+                        Format::Csv => explain::explain(&self.schema, &self.text, text),
                         _ => None,
                     };
                     let error = SourceError::Malformed {
@@ -330,21 +265,6 @@ impl Lines {
 /// The line breaks in `bytes`.
 fn line_breaks(bytes: &[u8]) -> usize {
     memchr::memchr_iter(b'\n', bytes).count()
-}
-
-/// Feeds all of `bytes` to a push decoder.
-pub(super) fn decode_all(
-    mut bytes: &[u8],
-    mut decode: impl FnMut(&[u8]) -> Result<usize, ArrowError>,
-) -> Result<(), ArrowError> {
-    while !bytes.is_empty() {
-        let used = decode(bytes)?;
-        if used == 0 {
-            break;
-        }
-        bytes = &bytes[used..];
-    }
-    Ok(())
 }
 
 #[cfg(test)]
