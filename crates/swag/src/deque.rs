@@ -56,6 +56,28 @@ pub const MIN_BLOCK: usize = 4;
 /// neighbouring block, so that crossing into a cold block does not stall.
 const STEP_LOOKAHEAD: usize = 16;
 
+/// Elements at least this large are prefetched [`SLOT_LOOKAHEAD`] slots ahead
+/// of every cursor step: each spans several cache lines, and a stream of them
+/// crosses a page every few steps, where the hardware prefetcher stops.
+const LARGE_ELEMENT_BYTES: usize = 256;
+
+/// How many slots ahead a stepping cursor prefetches a large element.
+const SLOT_LOOKAHEAD: usize = 2;
+
+/// Prefetches every cache line of the slot `offset` elements away from `slot`
+/// (either direction) when `T` is large; compiles to nothing otherwise. The
+/// target may lie outside the block: the address is only computed (wrapping)
+/// and prefetched, which never faults.
+#[inline(always)]
+fn prefetch_large<T>(slot: *const MaybeUninit<T>, offset: isize) {
+    if mem::size_of::<T>() >= LARGE_ELEMENT_BYTES {
+        let target = slot.wrapping_offset(offset).cast::<u8>();
+        for line in (0..mem::size_of::<T>()).step_by(64) {
+            crate::prefetch(target.wrapping_add(line));
+        }
+    }
+}
+
 /// Blocks grow up to about this many bytes (and at least [`MIN_BLOCK`] elements).
 const MAX_BLOCK_BYTES: usize = 8 * 1024;
 
@@ -296,7 +318,11 @@ impl<T> ChunkedDeque<T> {
         self.ensure_tail();
         // SAFETY: `tail` is allocated and `end` lies in its slot range (struct
         // invariant); the slot is uninitialized because it is at `end`.
-        unsafe { (*Block::slot(self.tail, self.end)).write(value) };
+        unsafe {
+            let slot = Block::slot(self.tail, self.end);
+            prefetch_large(slot, SLOT_LOOKAHEAD as isize);
+            (*slot).write(value);
+        }
         self.advance_end();
     }
 
@@ -386,7 +412,9 @@ impl<T> ChunkedDeque<T> {
         // SAFETY: non-empty, so `head` is allocated and the slot at `front`
         // is initialized; `take` consumes it and the front moves past it.
         let taken = unsafe {
-            let taken = take(Block::slot(self.head, self.front));
+            let slot = Block::slot(self.head, self.front);
+            prefetch_large(slot, SLOT_LOOKAHEAD as isize + 1);
+            let taken = take(slot);
             self.front += 1;
             let limit = (*self.head).limit;
             if self.front + STEP_LOOKAHEAD == limit {
@@ -568,10 +596,13 @@ impl<T> ChunkedDeque<T> {
             let limit = (*c.block).limit;
             if c.pos == limit {
                 c.block = (*c.block).next;
-            } else if c.pos + STEP_LOOKAHEAD == limit {
-                // Warm the next block (header, first slots, its TLB entry)
-                // before the cursor gets there.
-                crate::prefetch((*c.block).next);
+            } else {
+                prefetch_large(Block::slot(c.block, c.pos), SLOT_LOOKAHEAD as isize);
+                if c.pos + STEP_LOOKAHEAD == limit {
+                    // Warm the next block (header, first slots, its TLB
+                    // entry) before the cursor gets there.
+                    crate::prefetch((*c.block).next);
+                }
             }
         }
     }
@@ -587,12 +618,15 @@ impl<T> ChunkedDeque<T> {
             let start = (*c.block).start;
             if c.pos == start {
                 c.block = (*c.block).prev;
-            } else if c.pos == start + STEP_LOOKAHEAD {
-                // Warm the previous block's last slots before stepping there.
-                let prev = (*c.block).prev;
-                if !prev.is_null() {
-                    crate::prefetch(Block::slot(prev, start - 1));
-                    crate::prefetch(prev);
+            } else {
+                prefetch_large(Block::slot(c.block, c.pos), -(SLOT_LOOKAHEAD as isize) - 1);
+                if c.pos == start + STEP_LOOKAHEAD {
+                    // Warm the previous block's last slots before stepping there.
+                    let prev = (*c.block).prev;
+                    if !prev.is_null() {
+                        crate::prefetch(Block::slot(prev, start - 1));
+                        crate::prefetch(prev);
+                    }
                 }
             }
         }

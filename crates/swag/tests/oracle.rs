@@ -69,6 +69,33 @@ fn affine() -> impl Strategy<Value = AffineMap> {
     (any::<u64>(), any::<u64>()).prop_map(|(a, b)| AffineMap { a, b })
 }
 
+/// Affine maps in [`WIDE_LANES`] lanes: a non-commutative monoid whose
+/// aggregate is large enough (256 bytes) for the deque's prefetching of large
+/// elements to run.
+#[derive(Clone, Copy)]
+struct WideAffine;
+
+const WIDE_LANES: usize = 16;
+
+impl Monoid for WideAffine {
+    type Agg = [AffineMap; WIDE_LANES];
+    fn identity(&self) -> Self::Agg {
+        [Affine.identity(); WIDE_LANES]
+    }
+    fn combine(&self, f: &Self::Agg, g: &Self::Agg) -> Self::Agg {
+        std::array::from_fn(|lane| Affine.combine(&f[lane], &g[lane]))
+    }
+}
+
+fn wide_affine() -> impl Strategy<Value = [AffineMap; WIDE_LANES]> {
+    affine().prop_map(|m| {
+        std::array::from_fn(|lane| AffineMap {
+            a: m.a.rotate_left(lane as u32) | 1,
+            b: m.b ^ lane as u64,
+        })
+    })
+}
+
 macro_rules! oracle_tests {
     ($($name:ident: $algo:ident),* $(,)?) => {$(
         mod $name {
@@ -85,6 +112,11 @@ macro_rules! oracle_tests {
                 #[test]
                 fn affine_matches_oracle(ops in ops(affine())) {
                     check_against_oracle::<Affine, $algo<Affine>>(Affine, &ops)?;
+                }
+
+                #[test]
+                fn wide_affine_matches_oracle(ops in ops(wide_affine())) {
+                    check_against_oracle::<WideAffine, $algo<WideAffine>>(WideAffine, &ops)?;
                 }
             }
 
