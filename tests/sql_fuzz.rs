@@ -1,0 +1,408 @@
+//! Malformed and odd SQL never panics: random token soups and mutations of
+//! valid statements go through `execute`, `query` and `explain`; each either
+//! works or fails with a message, and the engine keeps serving a known query
+//! afterwards. A query that plans is also fed a batch (NULLs, NaN, extremes).
+
+mod common;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Once;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use common::{batch, floats, schema};
+use proptest::prelude::*;
+use sliq::{Engine, StreamOptions};
+
+/// Words, literals and punctuation of the SQL sliq reads, and some it rejects.
+const VOCABULARY: &[&str] = &[
+    "SELECT",
+    "FROM",
+    "WHERE",
+    "GROUP",
+    "BY",
+    "OVER",
+    "PARTITION",
+    "ORDER",
+    "ROWS",
+    "RANGE",
+    "BETWEEN",
+    "AND",
+    "OR",
+    "NOT",
+    "PRECEDING",
+    "FOLLOWING",
+    "CURRENT",
+    "ROW",
+    "UNBOUNDED",
+    "INTERVAL",
+    "SECOND",
+    "MINUTE",
+    "WINDOW",
+    "AS",
+    "CASE",
+    "WHEN",
+    "THEN",
+    "ELSE",
+    "END",
+    "CAST",
+    "NULL",
+    "IS",
+    "IN",
+    "LIKE",
+    "LIMIT",
+    "JOIN",
+    "ON",
+    "DISTINCT",
+    "FILTER",
+    "CREATE",
+    "STREAM",
+    "DROP",
+    "SHOW",
+    "STREAMS",
+    "QUERIES",
+    "DESCRIBE",
+    "EXPLAIN",
+    "SET",
+    "INSERT",
+    "INTO",
+    "VALUES",
+    "WITH",
+    "IF",
+    "EXISTS",
+    "BIGINT",
+    "DOUBLE",
+    "VARCHAR",
+    "TIMESTAMP",
+    "BOOLEAN",
+    "s",
+    "t",
+    "key",
+    "v",
+    "ts",
+    "w",
+    "nope",
+    "max",
+    "min",
+    "sum",
+    "count",
+    "avg",
+    "first_value",
+    "last_value",
+    "maxcount",
+    "argmax",
+    "m4",
+    "stddev",
+    "abs",
+    "round",
+    "coalesce",
+    "'10s'",
+    "'1m30s'",
+    "''",
+    "'-5s'",
+    "'0s'",
+    "'abc'",
+    "'10'",
+    "999",
+    "0",
+    "-1",
+    "1.5",
+    "1e308",
+    "18446744073709551616",
+    "9223372036854775807",
+    "(",
+    ")",
+    ",",
+    "*",
+    "+",
+    "-",
+    "/",
+    "%",
+    "=",
+    "<",
+    ">",
+    "<=",
+    "<>",
+    ";",
+    ".",
+    "'",
+    "\"",
+    "::",
+    "[",
+    "]",
+];
+
+/// Statements that work, as seeds for mutation.
+const SEEDS: &[&str] = &[
+    "SELECT key, max(v) OVER (ROWS 999 PRECEDING) AS m FROM s GROUP BY key",
+    "SELECT key, sum(v) OVER (RANGE '10s') FROM s GROUP BY key",
+    "SELECT v, avg(v * 2) OVER (PARTITION BY key ORDER BY ts ROWS BETWEEN 3 PRECEDING AND CURRENT ROW) FROM s",
+    "SELECT count(*) OVER (RANGE BETWEEN INTERVAL '10' SECOND PRECEDING AND CURRENT ROW) FROM s WHERE v > 0",
+    "SELECT key, min(v) OVER w, maxcount(v) OVER w FROM s GROUP BY key WINDOW w AS (ROWS 5 PRECEDING)",
+    "SELECT CASE WHEN v IS NULL THEN 0 ELSE CAST(v AS BIGINT) END, first_value(v) OVER (ROWS UNBOUNDED PRECEDING) FROM s LIMIT 3",
+    "CREATE STREAM t (ts TIMESTAMP, k VARCHAR, x DOUBLE) WITH (event_time = 'ts')",
+    "EXPLAIN SELECT key, max(v) OVER (ROWS 9 PRECEDING) FROM s GROUP BY key",
+    "INSERT INTO s VALUES (1, 'a', 1.5), (2, NULL, NULL)",
+    "SET window_algorithm = 'daba'",
+];
+
+/// Tokens that may stand in for one another without breaking the syntax, so
+/// that the planner and the windows see odd but well-formed queries.
+const CLASSES: &[&[&str]] = &[
+    &[
+        "0",
+        "1",
+        "999",
+        "-1",
+        "1.5",
+        "1e308",
+        "18446744073709551616",
+        "9223372036854775807",
+    ],
+    &[
+        "'10s'",
+        "'1m30s'",
+        "''",
+        "'-5s'",
+        "'0s'",
+        "'abc'",
+        "'10'",
+        "'1d'",
+        "'99999999999999d'",
+    ],
+    &[
+        "max",
+        "min",
+        "sum",
+        "count",
+        "avg",
+        "first_value",
+        "last_value",
+        "maxcount",
+        "argmax",
+        "m4",
+        "stddev",
+        "var_samp",
+        "abs",
+        "round",
+        "coalesce",
+        "nope",
+    ],
+    &["key", "v", "ts", "nope", "NULL"],
+    &[
+        "BIGINT",
+        "DOUBLE",
+        "VARCHAR",
+        "TIMESTAMP",
+        "BOOLEAN",
+        "INT",
+        "REAL",
+        "DATE",
+        "BLOB",
+    ],
+    &["ROWS", "RANGE"],
+    &["PRECEDING", "FOLLOWING"],
+    &["SECOND", "MINUTE", "HOUR", "DAY", "YEAR"],
+    &["+", "-", "*", "/", "%"],
+    &[">", "<", "=", "<>", ">="],
+];
+
+/// The class of `token`, if it has one.
+fn class_of(token: &str) -> Option<&'static [&'static str]> {
+    CLASSES.iter().copied().find(|class| class.contains(&token))
+}
+
+#[derive(Clone, Debug)]
+enum Edit {
+    Delete(usize),
+    Duplicate(usize),
+    Replace(usize, usize),
+    Insert(usize, usize),
+    Swap(usize),
+}
+
+fn apply(tokens: &mut Vec<String>, edit: &Edit) {
+    let len = tokens.len().max(1);
+    match *edit {
+        Edit::Delete(i) if !tokens.is_empty() => {
+            tokens.remove(i % len);
+        }
+        Edit::Duplicate(i) if !tokens.is_empty() => {
+            let token = tokens[i % len].clone();
+            tokens.insert(i % len, token);
+        }
+        Edit::Replace(i, word) if !tokens.is_empty() => {
+            tokens[i % len] = VOCABULARY[word % VOCABULARY.len()].to_string();
+        }
+        Edit::Insert(i, word) => {
+            let at = i % (tokens.len() + 1);
+            tokens.insert(at, VOCABULARY[word % VOCABULARY.len()].to_string());
+        }
+        Edit::Swap(i) if tokens.len() > 1 => {
+            let at = i % (tokens.len() - 1);
+            tokens.swap(at, at + 1);
+        }
+        _ => {}
+    }
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        any::<usize>().prop_map(Edit::Delete),
+        any::<usize>().prop_map(Edit::Duplicate),
+        (any::<usize>(), any::<usize>()).prop_map(|(i, w)| Edit::Replace(i, w)),
+        (any::<usize>(), any::<usize>()).prop_map(|(i, w)| Edit::Insert(i, w)),
+        any::<usize>().prop_map(Edit::Swap),
+    ]
+}
+
+/// A seed statement split on spaces and around parentheses and commas.
+fn seed_tokens(seed: usize) -> Vec<String> {
+    SEEDS[seed]
+        .replace('(', " ( ")
+        .replace(')', " ) ")
+        .replace(',', " , ")
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+/// A seed statement edited a few times anywhere (mostly syntax errors).
+fn mutated() -> impl Strategy<Value = String> {
+    (0..SEEDS.len(), prop::collection::vec(edit(), 1..5)).prop_map(|(seed, edits)| {
+        let mut tokens = seed_tokens(seed);
+        for e in &edits {
+            apply(&mut tokens, e);
+        }
+        tokens.join(" ")
+    })
+}
+
+/// A seed statement with a few tokens swapped for others of their class
+/// (mostly well-formed: wrong types, unknown names, odd frames and numbers).
+fn substituted() -> impl Strategy<Value = String> {
+    let picks = prop::collection::vec((any::<usize>(), any::<usize>()), 1..4);
+    (0..SEEDS.len(), picks).prop_map(|(seed, picks)| {
+        let mut tokens = seed_tokens(seed);
+        for (at, choice) in picks {
+            let at = at % tokens.len();
+            if let Some(class) = class_of(&tokens[at]) {
+                tokens[at] = class[choice % class.len()].to_string();
+            }
+        }
+        tokens.join(" ")
+    })
+}
+
+fn soup() -> impl Strategy<Value = String> {
+    prop::collection::vec(0..VOCABULARY.len(), 0..24).prop_map(|words| {
+        words
+            .iter()
+            .map(|&w| VOCABULARY[w])
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
+}
+
+fn engine() -> Engine {
+    let engine = Engine::new();
+    engine
+        .register_stream("s", schema(), StreamOptions::default().event_time("ts"))
+        .expect("stream s");
+    engine
+}
+
+/// Panics anywhere in the process, including ones the engine catches and
+/// turns into a query error (those would hide a bug from `catch_unwind`).
+static PANICS: AtomicUsize = AtomicUsize::new(0);
+
+fn count_panics() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            PANICS.fetch_add(1, Ordering::SeqCst);
+            default(info);
+        }));
+    });
+}
+
+/// Runs `sql` every way the engine takes text; fails if anything panicked.
+fn exercise(engine: &Engine, sql: &str) -> Result<(), TestCaseError> {
+    count_panics();
+    let before = PANICS.load(Ordering::SeqCst);
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        if let Err(e) = engine.explain(sql) {
+            assert!(!e.to_string().is_empty(), "empty explain error for {sql:?}");
+        }
+        if let Err(e) = engine.execute(sql) {
+            assert!(!e.to_string().is_empty(), "empty error for {sql:?}");
+        }
+        match engine.query(sql) {
+            Ok(query) => {
+                let stream = engine.stream("s").expect("stream s survives");
+                let rows = [
+                    (1_000, Some("a"), Some(1.5)),
+                    (2_000, None, None),
+                    (500, Some("a"), Some(f64::NAN)),
+                    (3_000, Some("b"), Some(f64::MAX)),
+                    (3_000, Some("b"), Some(-0.0)),
+                ];
+                if stream.push(batch(&rows)).is_ok() {
+                    // A result or an error: either way, no panic and no hang.
+                    let _ = query.recv_timeout(Duration::from_secs(5));
+                }
+            }
+            Err(e) => assert!(!e.to_string().is_empty(), "empty error for {sql:?}"),
+        }
+    }));
+    prop_assert!(outcome.is_ok(), "the engine panicked on {:?}", sql);
+    prop_assert_eq!(
+        PANICS.load(Ordering::SeqCst),
+        before,
+        "a panic was caught inside the engine on {:?}",
+        sql
+    );
+    Ok(())
+}
+
+/// The engine still plans and runs a known query.
+fn still_serves(engine: &Engine) -> Result<(), TestCaseError> {
+    let stream = engine.stream("s");
+    prop_assume!(stream.is_ok()); // a fuzz case may legitimately DROP STREAM s
+    let query = engine
+        .query("SELECT max(v) OVER (ROWS 1 PRECEDING) AS m FROM s")
+        .expect("known query plans");
+    stream
+        .expect("checked above")
+        .push(batch(&[(10_000, Some("z"), Some(2.0))]))
+        .expect("push");
+    let out = query.recv_timeout(Duration::from_secs(5)).expect("result");
+    prop_assert_eq!(floats(&out, "m"), vec![Some(2.0)]);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn mutated_statements_never_panic(sql in mutated()) {
+        let engine = engine();
+        exercise(&engine, &sql)?;
+        still_serves(&engine)?;
+    }
+
+    #[test]
+    fn substituted_statements_never_panic(sql in substituted()) {
+        let engine = engine();
+        exercise(&engine, &sql)?;
+        still_serves(&engine)?;
+    }
+
+    #[test]
+    fn token_soup_never_panics(sql in soup()) {
+        let engine = engine();
+        exercise(&engine, &sql)?;
+        still_serves(&engine)?;
+    }
+}
