@@ -10,6 +10,7 @@
 //! Exit status: 0 on success, 1 when a statement fails (the error goes to
 //! stderr), 2 on bad arguments.
 
+mod console;
 mod csv_encode;
 mod generator;
 mod output;
@@ -25,6 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::{Parser, Subcommand};
 
+use crate::console::note;
 use crate::output::{OutputError, OutputFormat};
 use crate::session::{Session, SessionError};
 
@@ -129,11 +131,15 @@ fn debs_generate(action: DebsAction) -> ExitCode {
     };
     match result {
         Ok(late) => {
-            eprintln!("wrote {events} events ({late} out of order)");
+            note!("wrote {events} events ({late} out of order)");
+            ExitCode::SUCCESS
+        }
+        // Its reader stopped early (`sliq debs generate | head`).
+        Err(e) if output.is_none() && e.kind() == std::io::ErrorKind::BrokenPipe => {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            note!("error: {e}");
             ExitCode::from(1)
         }
     }
@@ -169,7 +175,7 @@ fn install_panic_hook() {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        eprintln!(
+        note!(
             "sliq: thread '{}' failed: {message}",
             thread.name().unwrap_or("unnamed")
         );
@@ -182,7 +188,7 @@ fn script_failed(error: &SessionError) -> ExitCode {
     if matches!(error, SessionError::Output(OutputError::Closed)) {
         return ExitCode::SUCCESS;
     }
-    eprintln!("error: {error}");
+    note!("error: {error}");
     ExitCode::from(1)
 }
 
@@ -208,7 +214,7 @@ fn main() -> ExitCode {
         Ok(Some(config)) => session.use_timely(config),
         Ok(None) => {}
         Err(e) => {
-            eprintln!("error: {e}");
+            note!("error: {e}");
             return ExitCode::from(2);
         }
     }
@@ -217,7 +223,7 @@ fn main() -> ExitCode {
         let sql = match std::fs::read_to_string(path) {
             Ok(sql) => sql,
             Err(e) => {
-                eprintln!("error: cannot read {}: {e}", path.display());
+                note!("error: cannot read {}: {e}", path.display());
                 return ExitCode::from(1);
             }
         };
@@ -236,7 +242,7 @@ fn main() -> ExitCode {
     if !args.no_demo
         && let Err(e) = session.start_demo()
     {
-        eprintln!("error: cannot start the demo stream: {e}");
+        note!("error: cannot start the demo stream: {e}");
     }
     repl::run(&mut session, !args.no_demo);
     ExitCode::SUCCESS

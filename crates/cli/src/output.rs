@@ -281,13 +281,7 @@ impl Printer {
 
     /// Writes out what is buffered.
     fn flush(&mut self) -> Result<(), OutputError> {
-        let mut out = std::io::stdout().lock();
-        out.write_all(&self.buffer)
-            .and_then(|()| out.flush())
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::BrokenPipe => OutputError::Closed,
-                _ => OutputError::Failed(format!("writing output: {e}")),
-            })?;
+        crate::console::write_stdout(&self.buffer)?;
         self.buffer.clear();
         Ok(())
     }

@@ -10,6 +10,7 @@ use rustyline::validate::Validator;
 use rustyline::{Context, Editor, Helper};
 use sliq_engine::Engine;
 
+use crate::console::{note, say};
 use crate::output::OutputFormat;
 use crate::session::Session;
 
@@ -142,19 +143,19 @@ impl Validator for SliqHelper {}
 impl Helper for SliqHelper {}
 
 fn banner(demo: bool) {
-    println!(
+    say!(
         "sliq {} — continuous SQL over sliding windows. Type .help for help.",
         env!("CARGO_PKG_VERSION")
     );
     if demo {
-        println!(
+        say!(
             "A live demo stream is running: sensors (ts TIMESTAMP, sensor VARCHAR, value DOUBLE), ~1000 events/s."
         );
-        println!("Try:");
-        println!(
+        say!("Try:");
+        say!(
             "  SELECT sensor, value, max(value) OVER (ROWS 99 PRECEDING) AS peak FROM sensors GROUP BY sensor;"
         );
-        println!(
+        say!(
             "  SELECT sensor, avg(value) OVER (RANGE '10s') AS avg10s, approx_percentile(value, 0.9) OVER (RANGE '1m') AS p90 FROM sensors GROUP BY sensor;"
         );
     }
@@ -168,18 +169,18 @@ fn dot_command(session: &mut Session, line: &str) -> bool {
     let mut words = line.split_whitespace();
     match (words.next(), words.next()) {
         (Some(".quit" | ".exit"), _) => return false,
-        (Some(".help"), _) => println!("{HELP}"),
+        (Some(".help"), _) => say!("{HELP}"),
         (Some(".streams"), _) => report(session.run("SHOW STREAMS")),
         (Some(".queries"), _) => report(session.run("SHOW QUERIES")),
-        (Some(".stats"), _) => print!("{}", session.stats_report()),
+        (Some(".stats"), _) => say!("{}", session.stats_report().trim_end()),
         (Some(".timing"), Some(v)) => session.timing = v.eq_ignore_ascii_case("on"),
         (Some(".format"), Some(f)) => match f.to_ascii_lowercase().as_str() {
             "table" => session.set_format(OutputFormat::Table),
             "csv" => session.set_format(OutputFormat::Csv),
             "json" => session.set_format(OutputFormat::Json),
-            other => eprintln!("unknown format '{other}': expected table, csv or json"),
+            other => note!("unknown format '{other}': expected table, csv or json"),
         },
-        (Some(other), _) => eprintln!("unknown command {other}; try .help"),
+        (Some(other), _) => note!("unknown command {other}; try .help"),
         (None, _) => {}
     }
     true
@@ -187,7 +188,7 @@ fn dot_command(session: &mut Session, line: &str) -> bool {
 
 fn report(result: Result<(), crate::session::SessionError>) {
     if let Err(e) = result {
-        eprintln!("error: {e}");
+        note!("error: {e}");
     }
 }
 
@@ -196,7 +197,7 @@ pub fn run(session: &mut Session, demo: bool) {
     let mut editor: Editor<SliqHelper, DefaultHistory> = match Editor::new() {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("error: cannot start the line editor: {e}");
+            note!("error: cannot start the line editor: {e}");
             return;
         }
     };
@@ -244,11 +245,11 @@ pub fn run(session: &mut Session, demo: bool) {
                 if interrupts >= 2 {
                     break;
                 }
-                println!("(Ctrl-C again or Ctrl-D to exit)");
+                say!("(Ctrl-C again or Ctrl-D to exit)");
             }
             Err(ReadlineError::Eof) => break,
             Err(e) => {
-                eprintln!("error: {e}");
+                note!("error: {e}");
                 break;
             }
         }

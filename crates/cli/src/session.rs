@@ -2,6 +2,7 @@
 //! sources to streams and prints query results.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -10,6 +11,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 use sliq_engine::{Engine, EngineError, Executed, Query, Stream};
 
+use crate::console::{note, write_stdout};
 use crate::output::{OutputError, OutputFormat, ResultWriter};
 use crate::source::{SourceError, SourceSpec};
 
@@ -213,15 +215,16 @@ impl Session {
                 if let Some(spec) = SourceSpec::from_options(info.options.options())? {
                     self.sources.insert(stream.name().to_string(), spec);
                 }
-                eprintln!("created stream {}", stream.name());
+                note!("created stream {}", stream.name());
             }
             Executed::StreamDropped(name, existed) => {
                 self.sources.remove(&name);
                 if existed {
-                    eprintln!("dropped stream {name}");
+                    note!("dropped stream {name}");
                 }
             }
             Executed::Streams(streams) => {
+                let mut text = String::new();
                 for s in streams {
                     let columns: Vec<String> = s
                         .schema
@@ -229,27 +232,33 @@ impl Session {
                         .iter()
                         .map(|f| format!("{} {}", f.name(), f.data_type()))
                         .collect();
-                    println!(
+                    let _ = writeln!(
+                        text,
                         "{} ({}) — {} queries",
                         s.name,
                         columns.join(", "),
                         s.queries
                     );
                 }
+                write_stdout(text.as_bytes())?;
             }
             Executed::Queries(queries) => {
+                let mut text = String::new();
                 for q in queries {
-                    println!("{}: {} [{}]", q.id, q.sql, q.stream);
+                    let _ = writeln!(text, "{}: {} [{}]", q.id, q.sql, q.stream);
                 }
+                write_stdout(text.as_bytes())?;
             }
             Executed::Described(info) => {
+                let mut text = String::new();
                 for f in info.schema.fields() {
                     let time = if info.options.event_time_column() == Some(f.name().as_str()) {
                         "  (event time)"
                     } else {
                         ""
                     };
-                    println!(
+                    let _ = writeln!(
+                        text,
                         "{:<20} {}{}{time}",
                         f.name(),
                         f.data_type(),
@@ -257,12 +266,13 @@ impl Session {
                     );
                 }
                 for (k, v) in info.options.options() {
-                    println!("  {k} = '{v}'");
+                    let _ = writeln!(text, "  {k} = '{v}'");
                 }
+                write_stdout(text.as_bytes())?;
             }
-            Executed::Explained(text) => print!("{text}"),
-            Executed::Set(name, value) => eprintln!("{name} = '{value}'"),
-            Executed::Inserted(stream, rows) => eprintln!("inserted {rows} row(s) into {stream}"),
+            Executed::Explained(text) => write_stdout(text.as_bytes())?,
+            Executed::Set(name, value) => note!("{name} = '{value}'"),
+            Executed::Inserted(stream, rows) => note!("inserted {rows} row(s) into {stream}"),
             Executed::Query(query) => self.follow(query)?,
         }
         Ok(())
@@ -310,12 +320,12 @@ impl Session {
                     } else {
                         0.0
                     };
-                    eprintln!(
+                    note!(
                         "rows in {rows_in}, rows out {}, {secs:.3} s, {rate:.0} rows/s",
                         writer.rows()
                     );
                 }
-                None => eprintln!("rows out {}, {secs:.3} s", writer.rows()),
+                None => note!("rows out {}, {secs:.3} s", writer.rows()),
             }
         }
         Ok(())
@@ -404,7 +414,7 @@ impl Session {
             let processed: u64 = stats.workers.iter().map(|w| w.rows).sum();
             let first = stats.workers.first().map_or(0, |w| w.index);
             let last = stats.workers.last().map_or(0, |w| w.index);
-            eprintln!(
+            note!(
                 "process {}: workers {first}..={last} processed {processed} rows; rows in {rows_in}, rows out {}, {secs:.3} s, {rate:.0} rows/s",
                 config.process(),
                 stats.rows_out,

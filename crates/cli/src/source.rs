@@ -13,6 +13,7 @@ use std::time::Duration;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
+use crate::console::note;
 use crate::generator::Generator;
 
 mod decoder;
@@ -23,6 +24,9 @@ pub use lines::Lines;
 
 /// Rows per batch read from files.
 pub const BATCH_ROWS: usize = 8192;
+
+/// The most keys a generator source takes (it keeps one f64 per key).
+const MAX_GENERATOR_KEYS: u64 = 10_000_000;
 
 /// A failure reading a source.
 #[derive(Debug, thiserror::Error)]
@@ -227,9 +231,17 @@ impl SourceSpec {
             }
             (Some("generator"), _) => Some(SourceSpec::Generator {
                 rate: number(options, "rate")?.unwrap_or(0.0),
-                keys: number(options, "keys")?
-                    .map(|k| k.max(1.0) as u64)
-                    .unwrap_or(10),
+                keys: match number(options, "keys")? {
+                    None => 10,
+                    Some(k) if k <= MAX_GENERATOR_KEYS as f64 => (k as u64).max(1),
+                    Some(_) => {
+                        return Err(SourceError::Options(format!(
+                            "keys = '{}': at most {MAX_GENERATOR_KEYS} (the generator keeps \
+                             a level per key)",
+                            option(options, "keys").unwrap_or_default()
+                        )));
+                    }
+                },
                 rows: number(options, "rows")?.map(|r| r as u64),
             }),
             (Some("debs"), Some(path)) => {
@@ -461,7 +473,7 @@ fn listen_tcp(listen: &str) -> Result<Box<dyn Read + Send>, SourceError> {
         what: listen.to_string(),
         message: e.to_string(),
     })?;
-    eprintln!(
+    note!(
         "listening on {}",
         listener
             .local_addr()

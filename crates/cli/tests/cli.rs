@@ -256,6 +256,52 @@ fn a_reader_that_closes_the_output_ends_the_replay_quietly() {
 }
 
 #[test]
+fn closed_stdout_and_stderr_end_a_script_quietly_without_a_panic() {
+    // Like `sliq -c … 2>&1 | head -0`: both streams are pipes whose reader
+    // is already gone, so every write fails with a broken pipe.
+    let path = scratch("closed_both.csv", DATA.as_bytes());
+    let script = format!(
+        "CREATE STREAM s (seq BIGINT, ts BIGINT, key VARCHAR, v DOUBLE) WITH (path = '{}'); \
+         SHOW STREAMS; DESCRIBE s; EXPLAIN SELECT max(v) OVER (ROWS 2 PRECEDING) FROM s; \
+         SELECT seq, max(v) OVER (ROWS 2 PRECEDING) AS m FROM s;",
+        path.display()
+    );
+    for closed_stdout in [true, false] {
+        let mut child = sliq()
+            .args(["--format", "csv", "-c", &script])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("sliq starts");
+        let stdout = child.stdout.take();
+        if closed_stdout {
+            drop(stdout);
+        }
+        drop(child.stderr.take());
+        let status = child.wait().expect("sliq ends");
+        assert!(status.success(), "closed stdout: {closed_stdout}: {status}");
+    }
+}
+
+#[test]
+fn a_generator_with_more_keys_than_it_can_hold_is_refused() {
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        "CREATE STREAM s (ts BIGINT, key VARCHAR, v DOUBLE) \
+         WITH (source = 'generator', keys = '99999999999999999999', rows = '3'); \
+         SELECT max(v) OVER (ROWS 2 PRECEDING) FROM s GROUP BY key;",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("keys = '99999999999999999999': at most 10000000"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn statement_errors_exit_1_with_a_caret_and_bad_arguments_exit_2() {
     let out = run(&[
         "-c",

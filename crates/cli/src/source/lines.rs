@@ -16,6 +16,8 @@ use std::time::Duration;
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, SchemaRef};
 
+use crate::console::note;
+
 use super::decoder::TextDecoder;
 use super::explain;
 use super::{BATCH_ROWS, Format, Liveness, OnError, SourceError, TextOptions};
@@ -220,7 +222,7 @@ impl Lines {
                     };
                     match self.text.on_error {
                         OnError::Fail => return Err(error),
-                        OnError::Skip => eprintln!("skipped {error}"),
+                        OnError::Skip => note!("skipped {error}"),
                     }
                 }
             }
