@@ -1,7 +1,8 @@
 //! Why a CSV line does not fit its stream, said in the stream's terms: the
-//! number of fields against the stream's columns, or the column whose text
-//! does not read as its type. (arrow-csv's own messages number columns from
-//! 0 and lines from the start of each decoder, which here is the bad line.)
+//! number of fields against the stream's columns, the column whose text does
+//! not read as its type, or the column holding bytes that are not UTF-8.
+//! (arrow-csv's own messages number columns from 0 and lines from the start
+//! of each decoder, which here is the bad line.)
 
 use std::sync::Arc;
 
@@ -14,6 +15,18 @@ use super::decoder::TextDecoder;
 /// Why the CSV `line` does not decode with `schema`; `None` when it is not
 /// a wrong field count or a value of the wrong type.
 pub(super) fn explain(schema: &Schema, text: &TextOptions, line: &[u8]) -> Option<String> {
+    if let Err(e) = std::str::from_utf8(line) {
+        let at = e.valid_up_to();
+        let column = field_at(line, at, text.delimiter);
+        let name = schema
+            .fields()
+            .get(column)
+            .map_or("?", |f| f.name().as_str());
+        return Some(format!(
+            "column '{name}': invalid UTF-8 at byte {} of the line",
+            at + 1
+        ));
+    }
     let decode = |schema: Schema| TextDecoder::decode_whole(Arc::new(schema), text, line, 1);
     let as_text: Vec<Field> = schema
         .fields()
@@ -47,6 +60,21 @@ pub(super) fn explain(schema: &Schema, text: &TextOptions, line: &[u8]) -> Optio
             )
         })
     })
+}
+
+/// The index of the field holding byte `at` of a CSV `line`: delimiters
+/// outside double quotes counted before it.
+fn field_at(line: &[u8], at: usize, delimiter: u8) -> usize {
+    let mut quoted = false;
+    let mut field = 0;
+    for &byte in &line[..at.min(line.len())] {
+        match byte {
+            b'"' => quoted = !quoted,
+            b if b == delimiter && !quoted => field += 1,
+            _ => {}
+        }
+    }
+    field
 }
 
 #[cfg(test)]
@@ -93,6 +121,18 @@ mod tests {
         assert_eq!(
             explain(&schema(), &csv(b','), b"1,\"a,b\",2,3\n").as_deref(),
             Some("4 fields where the stream has 3 (seq, key, v)")
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_is_named_by_its_column_and_byte() {
+        assert_eq!(
+            explain(&schema(), &csv(b','), b"1,\xff\xfe,2\n").as_deref(),
+            Some("column 'key': invalid UTF-8 at byte 3 of the line")
+        );
+        assert_eq!(
+            explain(&schema(), &csv(b','), b"1,\"a,b\",\xc3\n").as_deref(),
+            Some("column 'v': invalid UTF-8 at byte 9 of the line")
         );
     }
 
