@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
+use parking_lot::Mutex;
 
 use crate::console::note;
 use crate::generator::Generator;
@@ -462,8 +463,14 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
+/// The longest line a TCP client may send; a longer one closes its
+/// connection (the line is dropped) so that no client can grow memory
+/// without bound.
+const MAX_TCP_LINE_BYTES: u64 = 16 << 20;
+
 /// Accepts TCP clients on `listen` and merges their lines into one stream
-/// of bytes (a pipe; each line is written whole, so lines never mix).
+/// of bytes (a pipe). Each line is written whole under a lock, so lines of
+/// different clients never mix, however long.
 fn listen_tcp(listen: &str) -> Result<Box<dyn Read + Send>, SourceError> {
     let listener = TcpListener::bind(listen).map_err(|e| SourceError::Io {
         what: listen.to_string(),
@@ -480,27 +487,45 @@ fn listen_tcp(listen: &str) -> Result<Box<dyn Read + Send>, SourceError> {
             .map(|a| a.to_string())
             .unwrap_or_else(|_| listen.to_string())
     );
+    let writer = Arc::new(Mutex::new(writer));
     std::thread::spawn(move || {
         for client in listener.incoming().flatten() {
-            let Ok(mut out) = writer.try_clone() else {
-                continue;
-            };
-            std::thread::spawn(move || {
-                let mut line = Vec::new();
-                let mut input = BufReader::new(client);
-                while input.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
-                    if !line.ends_with(b"\n") {
-                        line.push(b'\n');
-                    }
-                    if out.write_all(&line).is_err() {
-                        break;
-                    }
-                    line.clear();
-                }
-            });
+            let out = Arc::clone(&writer);
+            std::thread::spawn(move || forward_lines(client, &out));
         }
     });
     Ok(Box::new(reader))
+}
+
+/// Copies a TCP client's lines to `out` until it disconnects, the reader
+/// side is gone, or it sends a line longer than [`MAX_TCP_LINE_BYTES`].
+fn forward_lines(client: TcpStream, out: &Mutex<io::PipeWriter>) {
+    let peer = client
+        .peer_addr()
+        .map_or_else(|_| "a client".to_string(), |a| a.to_string());
+    let mut input = BufReader::new(client);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match (&mut input)
+            .take(MAX_TCP_LINE_BYTES + 1)
+            .read_until(b'\n', &mut line)
+        {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        if !line.ends_with(b"\n") {
+            if line.len() as u64 > MAX_TCP_LINE_BYTES {
+                note!("{peer}: a line longer than {MAX_TCP_LINE_BYTES} bytes; connection closed");
+                return;
+            }
+            line.push(b'\n');
+        }
+        let mut out = out.lock();
+        if out.write_all(&line).is_err() {
+            return;
+        }
+    }
 }
 
 /// Whether a text source is live (emit what has arrived instead of

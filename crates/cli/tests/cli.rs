@@ -430,6 +430,66 @@ fn tcp_source_merges_lines_from_several_clients() {
 }
 
 #[test]
+fn tcp_clients_long_lines_stay_whole_and_an_endless_one_is_cut_off() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let sql = format!(
+        "CREATE STREAM t (k VARCHAR, v DOUBLE) WITH (source = 'tcp', listen = '127.0.0.1:{port}'); \
+         SELECT k, count(*) OVER (ROWS UNBOUNDED PRECEDING) AS n FROM t GROUP BY k;"
+    );
+    let mut child = sliq()
+        .args(["--format", "csv", "-c", &sql])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = lines_of(child.stdout.take().unwrap());
+    let err = lines_of(child.stderr.take().unwrap());
+    assert!(next_line(&err).contains("created stream t"));
+    assert!(next_line(&err).starts_with("listening on"));
+    assert_eq!(next_line(&out), "k,n");
+    // Two clients at once, each line far longer than a pipe writes at once.
+    let long_key = |c: char| c.to_string().repeat(100_000);
+    let senders: Vec<_> = ['a', 'b']
+        .into_iter()
+        .map(|c| {
+            let line = format!("{},1\n", long_key(c)).repeat(20);
+            std::thread::spawn(move || {
+                let mut client = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+                client.write_all(line.as_bytes()).unwrap();
+            })
+        })
+        .collect();
+    let mut counts = std::collections::HashMap::new();
+    for _ in 0..40 {
+        let line = next_line(&out);
+        let (key, n) = line.rsplit_once(',').expect("key,n");
+        assert!(key == long_key('a') || key == long_key('b'), "mixed line");
+        let seen = counts.entry(key.to_string()).or_insert(0);
+        *seen += 1;
+        assert_eq!(n, seen.to_string());
+    }
+    senders.into_iter().for_each(|s| s.join().unwrap());
+    // A client whose line never ends is disconnected; others carry on.
+    let mut endless = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..17 {
+        if endless.write_all(&chunk).is_err() {
+            break; // already cut off
+        }
+    }
+    assert!(next_line(&err).contains("a line longer than 16777216 bytes; connection closed"));
+    let mut other = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    other.write_all(b"c,1\n").unwrap();
+    assert_eq!(next_line(&out), "c,1");
+    child.kill().unwrap();
+    let _ = child.wait();
+}
+
+#[test]
 fn limit_stops_a_query_and_its_replay() {
     let out = run(&[
         "--format",
