@@ -51,13 +51,13 @@ struct Args {
     no_demo: bool,
     /// Run queries on this many timely dataflow worker threads (per
     /// process), partitioned by key, instead of the embedded engine.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = thread_count)]
     workers: Option<usize>,
     /// This process's index in a cluster (0 reads the sources and prints).
     #[arg(long, value_name = "I", default_value_t = 0, requires = "hostfile")]
     process: usize,
     /// Number of processes in the cluster.
-    #[arg(long, value_name = "P", default_value_t = 1, requires = "hostfile")]
+    #[arg(long, value_name = "P", default_value_t = 1, requires = "hostfile", value_parser = thread_count)]
     processes: usize,
     /// The cluster's addresses: one `host:port` line per process, in order.
     #[arg(long, value_name = "FILE")]
@@ -142,6 +142,17 @@ fn debs_generate(action: DebsAction) -> ExitCode {
             note!("error: {e}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// The most workers per process, and processes per cluster, the binary starts.
+const MAX_THREADS: usize = 1024;
+
+/// Parses a worker or process count: 1 to [`MAX_THREADS`].
+fn thread_count(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
+        _ => Err(format!("expected a whole number from 1 to {MAX_THREADS}")),
     }
 }
 

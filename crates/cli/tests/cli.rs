@@ -333,6 +333,16 @@ fn statement_errors_exit_1_with_a_caret_and_bad_arguments_exit_2() {
     let out = run(&["-f", "/definitely/not/here.sql"]);
     assert_eq!(out.status.code(), Some(1));
 
+    for workers in ["0", "100000", "many"] {
+        let out = run(&["--workers", workers, "-c", "SHOW STREAMS;"]);
+        assert_eq!(out.status.code(), Some(2), "--workers {workers}");
+        assert!(
+            stderr(&out).contains("expected a whole number from 1 to 1024"),
+            "{}",
+            stderr(&out)
+        );
+    }
+
     let out = run(&["--format", "yaml", "-c", "SHOW STREAMS;"]);
     assert_eq!(out.status.code(), Some(2));
 }
