@@ -189,6 +189,108 @@ fn multiple_key_columns_and_null_keys() {
 }
 
 #[test]
+fn float_keys_group_as_sql_compares_them() {
+    // -0.0 = 0.0 and every NaN is one key, alone and beside another column,
+    // and the partitioner that splits rows between workers agrees.
+    let engine = Engine::new();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("f", DataType::Float64, true),
+        Field::new("g", DataType::Float32, true),
+    ]));
+    let s = engine
+        .register_stream("t", schema.clone(), StreamOptions::default())
+        .unwrap();
+    let by_f = engine
+        .query("SELECT count(*) OVER (ROWS 9 PRECEDING) AS c FROM t GROUP BY f")
+        .unwrap();
+    let by_both = engine
+        .query("SELECT count(*) OVER (ROWS 9 PRECEDING) AS c FROM t GROUP BY f, g")
+        .unwrap();
+    let other_nan = f64::from_bits(f64::NAN.to_bits() ^ 1);
+    let b = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Float64Array::from(vec![
+                0.0,
+                -0.0,
+                f64::NAN,
+                other_nan,
+                1.0,
+            ])),
+            Arc::new(arrow_array::Float32Array::from(vec![
+                -0.0,
+                0.0,
+                f32::NAN,
+                -f32::NAN,
+                1.0,
+            ])),
+        ],
+    )
+    .unwrap();
+    let mut partitioner = engine
+        .partitioner("SELECT count(*) OVER (ROWS 9 PRECEDING) FROM t GROUP BY f, g")
+        .unwrap();
+    let parts = partitioner.split(&b, 64).unwrap();
+    for (_, part) in &parts {
+        let f = part
+            .column(0)
+            .as_any()
+            .downcast_ref::<Float64Array>()
+            .unwrap();
+        let zeros = f.values().iter().filter(|v| **v == 0.0).count();
+        let nans = f.values().iter().filter(|v| v.is_nan()).count();
+        assert!(zeros == 0 || zeros == 2, "zeros split between workers");
+        assert!(nans == 0 || nans == 2, "NaNs split between workers");
+    }
+    s.push(b).unwrap();
+    let expected = vec![Some(1), Some(2), Some(1), Some(2), Some(1)];
+    assert_eq!(ints(&by_f.recv().unwrap(), "c"), expected);
+    assert_eq!(ints(&by_both.recv().unwrap(), "c"), expected);
+}
+
+#[test]
+fn unsigned_and_dictionary_arguments_aggregate_without_failing() {
+    // UInt64 values beyond i64 are aggregated as floats (like decimals), and
+    // dictionary-encoded strings as their values.
+    let engine = Engine::new();
+    let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("u", DataType::UInt64, true),
+        Field::new("d", dict, true),
+    ]));
+    let s = engine
+        .register_stream("t", schema.clone(), StreamOptions::default())
+        .unwrap();
+    let q = engine
+        .query(
+            "SELECT max(u) OVER (ROWS 1 PRECEDING) AS mu, max(d) OVER (ROWS 1 PRECEDING) AS md, \
+             count(*) OVER (ROWS 9 PRECEDING) AS c FROM t GROUP BY d",
+        )
+        .unwrap();
+    let d: arrow_array::DictionaryArray<arrow_array::types::Int32Type> =
+        vec!["b", "a", "b"].into_iter().collect();
+    let b = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(arrow_array::UInt64Array::from(vec![u64::MAX, 1, 2])),
+            Arc::new(d),
+        ],
+    )
+    .unwrap();
+    s.push(b).unwrap();
+    let out = q.recv().unwrap();
+    assert_eq!(
+        floats(&out, "mu"),
+        some(&[u64::MAX as f64, 1.0, u64::MAX as f64])
+    );
+    assert_eq!(
+        strings(&out, "md"),
+        vec![Some("b".into()), Some("a".into()), Some("b".into())]
+    );
+    assert_eq!(ints(&out, "c"), vec![Some(1), Some(1), Some(2)]);
+}
+
+#[test]
 fn several_frames_share_or_split_windows() {
     let (engine, _s) = engine_with_s();
     let plan = engine

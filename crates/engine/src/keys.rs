@@ -3,10 +3,13 @@
 //!
 //! A single integer-like or string key is hashed directly; anything else
 //! (several columns, booleans, floats, …) goes through Arrow's row format.
-//! NULL is a key of its own in every case.
+//! NULL is a key of its own in every case; float keys group as SQL compares
+//! them (`-0.0 = 0.0`, all NaNs one key).
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::Int64Type;
+use std::sync::Arc;
+
+use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{Array, ArrayRef};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::DataType;
@@ -21,8 +24,51 @@ enum Encoding {
     Int64(FastMap<i64>),
     /// One string key column.
     Utf8(FastMap<Box<str>>),
-    /// Anything else, compared in Arrow's row format.
-    Rows(RowConverter, FastMap<Box<[u8]>>),
+    /// Anything else, compared in Arrow's row format; `floats` when a key
+    /// column holds floats (see [`sql_equal_floats`]).
+    Rows {
+        converter: RowConverter,
+        floats: bool,
+        map: FastMap<Box<[u8]>>,
+    },
+}
+
+/// A float key column with `-0.0` made `0.0` and every NaN the same NaN, so
+/// that keys group as SQL compares them (`-0.0 = 0.0`, NaN equals NaN)
+/// rather than by bit pattern; other columns as they are.
+pub(crate) fn sql_equal_floats(column: &ArrayRef) -> Result<ArrayRef, String> {
+    fn canonical(v: f64) -> f64 {
+        if v == 0.0 {
+            0.0
+        } else if v.is_nan() {
+            f64::NAN
+        } else {
+            v
+        }
+    }
+    Ok(match column.data_type() {
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => {
+            let column = crate::query::cast_if_needed(column, &DataType::Float64)
+                .map_err(|e| format!("key: {e}"))?;
+            let column = column.as_primitive::<Float64Type>();
+            Arc::new(column.unary::<_, Float64Type>(canonical))
+        }
+        _ => Arc::clone(column),
+    })
+}
+
+fn is_float(t: &DataType) -> bool {
+    matches!(t, DataType::Float16 | DataType::Float32 | DataType::Float64)
+}
+
+/// How a key column of type `t` is encoded in Arrow's row format: floats as
+/// `Float64`, once passed through [`sql_equal_floats`].
+pub(crate) fn key_sort_field(t: &DataType) -> SortField {
+    SortField::new(if is_float(t) {
+        DataType::Float64
+    } else {
+        t.clone()
+    })
 }
 
 /// Maps the key columns of each row to a dense key id (0, 1, 2, … in order
@@ -57,10 +103,15 @@ impl KeyMap {
                 Encoding::Utf8(FastMap::default())
             }
             _ => {
-                let fields = types.iter().map(|t| SortField::new(t.clone())).collect();
+                let floats = types.iter().any(is_float);
+                let fields = types.iter().map(key_sort_field).collect();
                 let converter = RowConverter::new(fields)
                     .map_err(|e| format!("cannot group by these key types: {e}"))?;
-                Encoding::Rows(converter, FastMap::default())
+                Encoding::Rows {
+                    converter,
+                    floats,
+                    map: FastMap::default(),
+                }
             }
         };
         Ok(KeyMap {
@@ -128,10 +179,21 @@ impl KeyMap {
                     out.push(id);
                 }
             }
-            Encoding::Rows(converter, map) => {
-                let converted = converter
-                    .convert_columns(keys)
-                    .map_err(|e| format!("cannot encode keys: {e}"))?;
+            Encoding::Rows {
+                converter,
+                floats,
+                map,
+            } => {
+                let converted = if *floats {
+                    let keys = keys
+                        .iter()
+                        .map(sql_equal_floats)
+                        .collect::<Result<Vec<_>, _>>()?;
+                    converter.convert_columns(&keys)
+                } else {
+                    converter.convert_columns(keys)
+                }
+                .map_err(|e| format!("cannot encode keys: {e}"))?;
                 for row in converted.iter() {
                     let bytes = row.as_ref();
                     let id = match map.get(bytes) {

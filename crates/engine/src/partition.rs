@@ -2,7 +2,8 @@
 //! every key's windows live in exactly one place (used by `sliq-timely`).
 //!
 //! A row's partition is a fixed hash (xxh3 of the key in Arrow's row
-//! format) of the key columns of the query's windows: the same key gives the
+//! format, floats made SQL-equal first as for grouping) of the key columns
+//! of the query's windows: the same key gives the
 //! same partition in every process that runs the same build, whatever the
 //! batch it arrives in. A query without keys (one global window), or whose
 //! windows are partitioned by different keys, cannot be split: all its rows
@@ -11,11 +12,12 @@
 use std::sync::Arc;
 
 use arrow_array::{RecordBatch, UInt32Array};
-use arrow_row::{RowConverter, SortField};
+use arrow_row::RowConverter;
 use arrow_select::take::take_record_batch;
 use datafusion_physical_expr::PhysicalExpr;
 use sliq_sql::QueryPlan;
 
+use crate::keys::{key_sort_field, sql_equal_floats};
 use crate::query::{evaluate, physical};
 
 /// How a query's rows are split between partitions.
@@ -59,7 +61,7 @@ impl Partitioner {
             .iter()
             .map(|k| {
                 k.data_type(&plan.input_schema)
-                    .map(SortField::new)
+                    .map(|t| key_sort_field(&t))
                     .map_err(|e| e.to_string())
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -96,7 +98,7 @@ impl Partitioner {
         let keys = self
             .keys
             .iter()
-            .map(|k| evaluate(k, batch))
+            .map(|k| evaluate(k, batch).and_then(|column| sql_equal_floats(&column)))
             .collect::<Result<Vec<_>, _>>()?;
         let encoded = converter
             .convert_columns(&keys)

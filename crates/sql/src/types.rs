@@ -36,17 +36,18 @@ pub fn arrow_type(sql: &SqlType) -> Result<DataType, SqlError> {
 }
 
 /// The aggregate-facing type of an Arrow type, if aggregates can take it.
-/// Narrower integers widen to `Int64`, floats to `Float64`, every string
-/// type to `Utf8`, every timestamp to millisecond `Timestamp`.
+/// Integers that fit widen to `Int64`; `UInt64` (which does not), floats and
+/// decimals become `Float64`; every string type is `Utf8`, every timestamp
+/// millisecond `Timestamp`; a dictionary-encoded column has its values' type.
 pub fn value_type(arrow: &DataType) -> Option<ValueType> {
     Some(match arrow {
         DataType::Boolean => ValueType::Boolean,
         DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => ValueType::Int64,
-        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => {
-            ValueType::Int64
-        }
+        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 => ValueType::Int64,
+        DataType::UInt64 => ValueType::Float64,
         DataType::Float16 | DataType::Float32 | DataType::Float64 => ValueType::Float64,
         DataType::Decimal128(_, _) | DataType::Decimal256(_, _) => ValueType::Float64,
+        DataType::Dictionary(_, values) => return value_type(values),
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => ValueType::Utf8,
         DataType::Timestamp(_, _) => ValueType::Timestamp,
         DataType::Date32 | DataType::Date64 => ValueType::Date,
