@@ -562,6 +562,32 @@ fn planning_errors_say_what_and_where() {
 }
 
 #[test]
+fn errors_in_a_script_point_into_the_script_as_written() {
+    let engine = Engine::new();
+    let script = "CREATE STREAM t (ts BIGINT, v DOUBLE)\n  WITH (event_time = 'ts');\n\
+                  SELECT max(nope) OVER (RANGE '10s') FROM t;";
+    let err = engine.execute(script).unwrap_err().to_string();
+    assert!(err.contains("unknown column 'nope'"), "{err}");
+    assert!(err.contains("line 3, column 12"), "{err}");
+    assert!(
+        err.contains("SELECT max(nope) OVER (RANGE '10s') FROM t;"),
+        "the line as written: {err}"
+    );
+    // The stream of the first statement exists: statements run in order.
+    assert!(engine.stream("t").is_ok());
+
+    let err = engine
+        .execute("CREATE STREAM u (v DOUBLE, v DOUBLE)")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("line 1, column 28"), "{err}");
+    assert!(
+        err.contains("CREATE STREAM u"),
+        "not the TABLE form sqlparser reads: {err}"
+    );
+}
+
+#[test]
 fn range_needs_an_event_time_column() {
     let engine = Engine::new();
     engine

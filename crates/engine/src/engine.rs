@@ -541,12 +541,9 @@ impl Engine {
         // the next statement is bound.
         let statements = sliq_sql::parse_statements(sql)?;
         let mut results = Vec::new();
-        for statement in statements {
-            let text = statement.to_string();
-            let mut planned = self.plan(&text)?;
-            if let Some(planned) = planned.pop() {
-                results.push(self.run(planned)?);
-            }
+        for statement in &statements {
+            let planned = sliq_sql::plan_parsed(statement, sql, &EngineCatalog(&self.inner))?;
+            results.push(self.run(planned)?);
         }
         Ok(results)
     }

@@ -46,5 +46,5 @@ pub use plan::{
     AggregateCall, AggregateFunction, Catalog, Frame, QueryPlan, Statement, StreamDefinition,
     UserAggregate, WindowGroup, aggregate_column, format_duration,
 };
-pub use planner::{output_arrow_type, plan_sql};
+pub use planner::{output_arrow_type, plan_parsed, plan_sql};
 pub use types::{arrow_type, canonical_arrow_type, value_type};

@@ -27,8 +27,20 @@ pub fn plan_sql(sql: &str, catalog: &dyn Catalog) -> Result<Vec<Statement>, SqlE
     let statements = parse_statements(sql)?;
     statements
         .iter()
-        .map(|s| plan_statement(s, catalog).map_err(|e| e.with_source(sql)))
+        .map(|s| plan_parsed(s, sql, catalog))
         .collect()
+}
+
+/// Plans one statement that [`parse_statements`] read from `sql`; an error
+/// points into `sql` (its line and column, with that line shown), so a
+/// script's later statements are planned against the catalog as the earlier
+/// ones left it and still report where they are in the script.
+pub fn plan_parsed(
+    statement: &ast::Statement,
+    sql: &str,
+    catalog: &dyn Catalog,
+) -> Result<Statement, SqlError> {
+    plan_statement(statement, catalog).map_err(|e| e.with_source(sql))
 }
 
 fn object_name(name: &ObjectName) -> String {
