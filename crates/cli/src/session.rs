@@ -212,7 +212,12 @@ impl Session {
         match executed {
             Executed::StreamCreated(stream) => {
                 let info = stream.info();
-                if let Some(spec) = SourceSpec::from_options(info.options.options())? {
+                // Options the binary cannot use undo the CREATE, so that a
+                // corrected statement can run next.
+                let spec = SourceSpec::from_options(info.options.options()).inspect_err(|_| {
+                    let _ = self.engine.drop_stream(stream.name());
+                })?;
+                if let Some(spec) = spec {
                     self.sources.insert(stream.name().to_string(), spec);
                 }
                 note!("created stream {}", stream.name());

@@ -201,9 +201,43 @@ fn text_options(
     })
 }
 
+/// The `WITH` options the binary reads (the engine takes `event_time` and
+/// `on_late` itself; they never reach [`SourceSpec::from_options`]).
+const SOURCE_OPTIONS: &[&str] = &[
+    "source",
+    "path",
+    "format",
+    "header",
+    "delimiter",
+    "follow",
+    "on_error",
+    "listen",
+    "rate",
+    "keys",
+    "rows",
+    "out_of_order",
+    "delay_ms",
+    "speed",
+];
+
 impl SourceSpec {
-    /// The source a stream's options describe, if any.
+    /// The source a stream's options describe, if any. An option nobody
+    /// reads is an error (most likely a misspelt one), with the closest
+    /// known name suggested.
     pub fn from_options(options: &[(String, String)]) -> Result<Option<SourceSpec>, SourceError> {
+        if let Some((key, _)) = options
+            .iter()
+            .find(|(key, _)| !SOURCE_OPTIONS.contains(&key.as_str()))
+        {
+            let known = ["event_time", "on_late"].iter().chain(SOURCE_OPTIONS);
+            let hint = sliq_sql::closest(key, known.copied())
+                .map(|c| format!("; did you mean '{c}'?"))
+                .unwrap_or_default();
+            return Err(SourceError::Options(format!(
+                "unknown option '{key}'{hint} (streams take event_time, on_late, {})",
+                SOURCE_OPTIONS.join(", ")
+            )));
+        }
         let source = option(options, "source").map(str::to_ascii_lowercase);
         Ok(match (source.as_deref(), option(options, "path")) {
             (Some("file") | None, Some(path)) => Some(SourceSpec::File {

@@ -284,6 +284,45 @@ fn closed_stdout_and_stderr_end_a_script_quietly_without_a_panic() {
 }
 
 #[test]
+fn a_misspelt_stream_option_is_refused_and_the_stream_not_created() {
+    let out = run(&[
+        "--no-demo",
+        "-c",
+        "CREATE STREAM s (ts BIGINT, v DOUBLE) WITH (pth = 'data.csv', event_time = 'ts');",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("unknown option 'pth'; did you mean 'path'?"),
+        "{}",
+        stderr(&out)
+    );
+    // In the REPL the corrected statement can follow at once.
+    let mut child = sliq()
+        .arg("--no-demo")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sliq starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(
+            b"CREATE STREAM s (v DOUBLE) WITH (fromat = 'csv');\n\
+              CREATE STREAM s (v DOUBLE);\nSHOW STREAMS;\n",
+        )
+        .expect("statements written");
+    let out = child.wait_with_output().expect("sliq ends");
+    assert!(stderr(&out).contains("unknown option 'fromat'; did you mean 'format'?"));
+    assert!(
+        stdout(&out).contains("s (v Float64) — 0 queries"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
 fn a_generator_with_more_keys_than_it_can_hold_is_refused() {
     let out = run(&[
         "--format",
