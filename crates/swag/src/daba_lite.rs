@@ -187,10 +187,21 @@ impl<M: Monoid> FifoAggregator<M> for DabaLite<M> {
         }
     }
 
+    /// An insert writes `E`, `L` and `A-1`; on a full window the evict that
+    /// follows writes `L+1` and `A-2`, and the query reads `F+1` (`F` on a
+    /// window still growing). The slots at `L` and `A-1` were touched by
+    /// this window's previous operations; the ones each pointer reaches next
+    /// may lie in a line not read for a whole window.
     fn prefetch_slots(&self) {
         let (front, end) = (self.deque.cursor_front(), self.deque.cursor_end());
-        for c in [&front, &end, &self.p.l, &self.p.a] {
-            self.deque.prefetch_slot(c);
+        for (c, offset) in [
+            (&end, 0),
+            (&front, 0),
+            (&front, 1),
+            (&self.p.l, 1),
+            (&self.p.a, -2),
+        ] {
+            self.deque.prefetch_slot(c, offset);
         }
     }
 }

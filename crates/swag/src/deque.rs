@@ -529,10 +529,12 @@ impl<T> ChunkedDeque<T> {
         crate::prefetch(c.block);
     }
 
-    /// Prefetches the slot at `c` (reads its block header, which should be
-    /// cached by then). Any cursor is fine: prefetching never faults.
+    /// Prefetches the slot `offset` positions from `c` (reads `c`'s block
+    /// header, which should be cached by then). The address is computed in
+    /// `c`'s block, so past its ends it points at unrelated memory and the
+    /// prefetch is merely wasted: prefetching never faults.
     #[inline]
-    pub(crate) fn prefetch_slot(&self, c: &Cursor<T>) {
+    pub(crate) fn prefetch_slot(&self, c: &Cursor<T>, offset: isize) {
         if c.block.is_null() {
             return;
         }
@@ -540,7 +542,8 @@ impl<T> ChunkedDeque<T> {
         // the slot address is only computed (wrapping) and prefetched.
         unsafe {
             let base = ptr::addr_of!((*c.block).slots).cast::<MaybeUninit<T>>();
-            crate::prefetch(base.wrapping_add(c.pos.wrapping_sub((*c.block).start)));
+            let index = c.pos.wrapping_sub((*c.block).start) as isize;
+            crate::prefetch(base.wrapping_offset(index.wrapping_add(offset)));
         }
     }
 
