@@ -2,7 +2,7 @@
 //!
 //! An aggregate function is three steps (see `sliq_swag`'s crate docs):
 //! [`Aggregate::lift`] turns one input row into a partial aggregate,
-//! [`Monoid::combine`](sliq_swag::Monoid::combine) merges two partial
+//! [`Monoid::combine`] merges two partial
 //! aggregates (older first), and [`Aggregate::lower`] turns the aggregate of
 //! a whole window into the SQL result. Because windows only ever combine,
 //! nothing is subtracted on eviction: float results do not drift with stream

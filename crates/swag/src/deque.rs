@@ -1,38 +1,5 @@
-//! A chunked double-ended queue whose every operation is worst-case O(1).
-//!
-//! `std::collections::VecDeque` doubles its buffer when it fills up, copying
-//! every element: amortized O(1), but one push in a while costs O(n). The
-//! sliding-window aggregators in this crate promise worst-case constant time,
-//! so they sit on [`ChunkedDeque`] instead: a doubly linked list of blocks.
-//! Pushing at the back writes into the tail block and links a new block when
-//! it fills; popping at the front unlinks the head block once it is drained.
-//! Nothing is ever copied or moved after it was written.
-//!
-//! | operation                      | cost                  |
-//! |--------------------------------|-----------------------|
-//! | `push_back`, `pop_front`, `pop_back` | **O(1) worst case** (at most one block allocation) |
-//! | `front`, `back`, `len`         | **O(1) worst case**   |
-//! | cursor step / read / write (crate-internal) | **O(1) worst case** |
-//!
-//! Block sizes follow the queue's length, from [`MIN_BLOCK`] elements up to
-//! about 8 KiB, so a window of one element costs one small block while a large
-//! window is stored in large blocks. One drained block is kept as a spare, so a
-//! window that slides at a steady size allocates nothing.
-//!
-//! # Examples
-//!
-//! ```
-//! use sliq_swag::ChunkedDeque;
-//!
-//! let mut q = ChunkedDeque::new();
-//! for i in 0..1000 {
-//!     q.push_back(i);
-//! }
-//! assert_eq!(q.pop_front(), Some(0));
-//! assert_eq!(q.pop_back(), Some(999));
-//! assert_eq!(q.len(), 998);
-//! assert_eq!(q.iter().take(3).copied().collect::<Vec<_>>(), vec![1, 2, 3]);
-//! ```
+//! [`ChunkedDeque`]: a double-ended queue of linked blocks whose every
+//! operation is worst-case O(1) (its own docs say why and how).
 //!
 //! # Positions and cursors
 //!
@@ -224,7 +191,40 @@ impl<T> Cursor<T> {
     }
 }
 
-/// A double-ended queue stored in linked blocks; see the [module docs](self).
+/// A double-ended queue whose every operation is worst-case O(1).
+///
+/// `std::collections::VecDeque` doubles its buffer when it fills up, copying
+/// every element: amortized O(1), but one push in a while costs O(n). The
+/// sliding-window aggregators of this crate promise worst-case constant time,
+/// so they sit on `ChunkedDeque` instead: a doubly linked list of blocks.
+/// Pushing at the back writes into the tail block and links a new block when
+/// it fills; popping at the front unlinks the head block once it is drained.
+/// Nothing is ever copied or moved after it was written.
+///
+/// | operation | cost |
+/// |---|---|
+/// | `push_back`, `pop_front`, `drop_front`, `pop_back` | **O(1) worst case** (at most one block allocation) |
+/// | `front`, `back`, `len` | **O(1) worst case** |
+///
+/// Block sizes follow the queue's length, from [`MIN_BLOCK`] elements up to
+/// about 8 KiB, so a window of one element costs one small block while a large
+/// window is stored in large blocks. One drained block is kept as a spare, so a
+/// window that slides at a steady size allocates nothing.
+///
+/// # Examples
+///
+/// ```
+/// use sliq_swag::ChunkedDeque;
+///
+/// let mut q = ChunkedDeque::new();
+/// for i in 0..1000 {
+///     q.push_back(i);
+/// }
+/// assert_eq!(q.pop_front(), Some(0));
+/// assert_eq!(q.pop_back(), Some(999));
+/// assert_eq!(q.len(), 998);
+/// assert_eq!(q.iter().take(3).copied().collect::<Vec<_>>(), vec![1, 2, 3]);
+/// ```
 ///
 /// Invariants:
 /// - either no block is allocated (`head` and `tail` are null, `front == end`),

@@ -129,7 +129,8 @@ impl Store {
 /// A DDSketch: signed values bucketed by `⌈log_γ |x|⌉` with
 /// `γ = (1 + α) / (1 − α)`, so that every quantile it returns is within
 /// relative error `α` of a value of rank `q·(n − 1)` (for magnitudes inside
-/// the [`BUCKETS`] range). Merging adds bucket counts.
+/// the range its 512 buckets per sign span, a factor of about 28,000 at 1 %).
+/// Merging adds bucket counts.
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct DdSketch {
     negative: Store,

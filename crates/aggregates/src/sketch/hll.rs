@@ -10,7 +10,7 @@ use crate::{Aggregate, AggregateError, Columns, Scalar};
 pub const PRECISION: u32 = 10;
 const REGISTERS: usize = 1 << PRECISION;
 
-/// A HyperLogLog sketch with 2^[`PRECISION`] one-byte registers. Merging
+/// A HyperLogLog sketch with 2^10 = 1024 one-byte registers. Merging
 /// takes the register-wise maximum, so it is a commutative, idempotent
 /// monoid with the all-zero sketch as identity.
 #[derive(Clone, PartialEq, Eq)]
