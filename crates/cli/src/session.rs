@@ -470,14 +470,20 @@ impl Session {
             let stop = Arc::clone(&stop);
             // Not joined: a parser blocked reading stdin or a socket ends at
             // its next batch, when it finds the channel closed.
-            std::thread::spawn(move || {
-                for batch in reader {
-                    let failed = batch.is_err();
-                    if stop.load(Ordering::Relaxed) || batches.send(batch).is_err() || failed {
-                        break;
+            std::thread::Builder::new()
+                .name("sliq-reader".into())
+                .spawn(move || {
+                    for batch in reader {
+                        let failed = batch.is_err();
+                        if stop.load(Ordering::Relaxed) || batches.send(batch).is_err() || failed {
+                            break;
+                        }
                     }
-                }
-            });
+                })
+                .map_err(|e| SourceError::Io {
+                    what: "the reader thread".into(),
+                    message: e.to_string(),
+                })?;
         }
         let mut rows = 0;
         let result = (|| {
