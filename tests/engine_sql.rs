@@ -559,6 +559,27 @@ fn planning_errors_say_what_and_where() {
     assert!(
         err("SELECT max(v) OVER (RANGE 'ten seconds') FROM s").contains("RANGE needs a duration")
     );
+    // Rows are windowed in arrival order: OVER may only order by the column
+    // that order follows, as in Flink SQL.
+    assert!(
+        err("SELECT max(v) OVER (PARTITION BY key ORDER BY v ROWS 3 PRECEDING) FROM s")
+            .starts_with(
+                "not supported in continuous queries: ORDER BY v in a window: rows are windowed in \
+             arrival order, which follows the stream's event-time column 'ts'; write ORDER BY ts"
+            )
+    );
+    engine
+        .execute("CREATE STREAM u (seq BIGINT, x DOUBLE)")
+        .unwrap();
+    assert!(
+        err("SELECT max(x) OVER (ORDER BY x ROWS 3 PRECEDING) FROM u")
+            .contains("ORDER BY x (Float64) in a window: rows are windowed in arrival order")
+    );
+    assert!(
+        engine
+            .query("SELECT max(x) OVER (ORDER BY seq ROWS 3 PRECEDING) FROM u")
+            .is_ok()
+    );
 }
 
 #[test]

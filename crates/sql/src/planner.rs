@@ -711,12 +711,13 @@ impl AggregatePlanner<'_> {
                 [] => None,
                 [o] => match &o.expr {
                     ast::Expr::Identifier(i) => {
-                        self.converter.convert(&o.expr, &mut None)?;
+                        let column = self.converter.convert(&o.expr, &mut None)?;
                         if o.options.asc == Some(false) {
                             return Err(SqlError::unsupported(
                                 "ORDER BY … DESC in a window (streams arrive in ascending time)",
                             ));
                         }
+                        self.check_window_order(i, &column)?;
                         Some(i.value.clone())
                     }
                     other => {
@@ -770,6 +771,36 @@ impl AggregatePlanner<'_> {
             });
             self.windows.len() - 1
         }))
+    }
+
+    /// A window's rows are its stream's rows in arrival order, so `ORDER BY`
+    /// in `OVER` may only name the column that order follows: the stream's
+    /// event-time column, or, when it declares none, a time or sequence
+    /// column (TIMESTAMP or integer; for RANGE frames it becomes the event
+    /// time). Ordering by anything else would silently differ from SQL.
+    fn check_window_order(&self, column: &ast::Ident, converted: &Expr) -> Result<(), SqlError> {
+        let name = &column.value;
+        let refused = match &self.stream_event_time {
+            Some(event_time) if !event_time.eq_ignore_ascii_case(name) => format!(
+                "ORDER BY {name} in a window: rows are windowed in arrival order, which follows \
+                 the stream's event-time column '{event_time}'; write ORDER BY {event_time} or \
+                 leave ORDER BY out"
+            ),
+            Some(_) => return Ok(()),
+            None => match self.converter.type_of(converted)? {
+                DataType::Timestamp(_, _) | DataType::Date32 | DataType::Date64 => return Ok(()),
+                t if t.is_integer() => return Ok(()),
+                other => format!(
+                    "ORDER BY {name} ({other}) in a window: rows are windowed in arrival order; \
+                     ORDER BY may name the time or sequence column (TIMESTAMP or integer) they \
+                     arrive in"
+                ),
+            },
+        };
+        Err(SqlError::at(
+            SqlErrorKind::Unsupported(refused),
+            ident_location(column),
+        ))
     }
 
     /// A spec that names a base window (`OVER (w ROWS …)`) is not supported;
