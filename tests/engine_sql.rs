@@ -583,6 +583,30 @@ fn planning_errors_say_what_and_where() {
 }
 
 #[test]
+fn a_stream_alias_qualifies_columns_and_hides_the_name() {
+    let (engine, s) = engine_with_s();
+    let q = engine
+        .query(
+            "SELECT x.key, max(x.v) OVER (PARTITION BY x.key ROWS 1 PRECEDING) AS m \
+             FROM s AS x WHERE x.v > 0",
+        )
+        .unwrap();
+    s.push(batch(ROWS)).unwrap();
+    assert_eq!(
+        floats(&q.recv().unwrap(), "m"),
+        some(&[5.0, 1.0, 5.0, 4.0, 4.0, 7.0])
+    );
+    let err = engine
+        .query("SELECT s.v FROM s AS x")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("unknown stream 's'; did you mean 'x'?"),
+        "{err}"
+    );
+}
+
+#[test]
 fn errors_in_a_script_point_into_the_script_as_written() {
     let engine = Engine::new();
     let script = "CREATE STREAM t (ts BIGINT, v DOUBLE)\n  WITH (event_time = 'ts');\n\

@@ -41,6 +41,9 @@ pub struct ExprConverter<'a> {
     schema: RefCell<DFSchema>,
     /// The stream's name, for errors.
     stream: &'a str,
+    /// The name columns may be qualified with: the stream's, or its alias
+    /// in `FROM s AS x` (which then hides the stream's name, as in SQL).
+    qualifier: &'a str,
 }
 
 /// Callback for aggregate calls met inside an expression.
@@ -52,7 +55,14 @@ impl<'a> ExprConverter<'a> {
         ExprConverter {
             schema: RefCell::new(schema),
             stream,
+            qualifier: stream,
         }
+    }
+
+    /// Columns are qualified with `alias` instead of the stream's name.
+    pub fn aliased(mut self, alias: &'a str) -> Self {
+        self.qualifier = alias;
+        self
     }
 
     /// Brings a column into scope (an aggregate's result), so that
@@ -92,16 +102,16 @@ impl<'a> ExprConverter<'a> {
         Ok(match e {
             A::Identifier(ident) => self.column(&ident.value, ident_location(ident))?,
             A::CompoundIdentifier(parts) => {
-                // `stream.column`: the qualifier must be the stream.
+                // `stream.column` (or `alias.column`).
                 let (qualifier, column) = match parts.as_slice() {
                     [q, c] => (q, c),
                     _ => return Err(SqlError::unsupported(format!("the name {e}"))),
                 };
-                if !qualifier.value.eq_ignore_ascii_case(self.stream) {
+                if !qualifier.value.eq_ignore_ascii_case(self.qualifier) {
                     return Err(SqlError::at(
                         SqlErrorKind::UnknownStream {
                             name: qualifier.value.clone(),
-                            suggestion: Some(self.stream.to_string()),
+                            suggestion: Some(self.qualifier.to_string()),
                         },
                         ident_location(qualifier),
                     ));

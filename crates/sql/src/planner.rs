@@ -352,8 +352,8 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
         [] => return Err(SqlError::plan("a continuous query needs FROM <stream>")),
         _ => return Err(SqlError::unsupported("joins")),
     };
-    let stream_name = match &table.relation {
-        TableFactor::Table { name, .. } => name,
+    let (stream_name, alias) = match &table.relation {
+        TableFactor::Table { name, alias, .. } => (name, alias),
         TableFactor::Derived { .. } => return Err(SqlError::unsupported("subqueries")),
         other => return Err(SqlError::unsupported(format!("FROM {other}"))),
     };
@@ -362,7 +362,13 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
         return Err(unknown_stream(&stream, catalog, location_of(stream_name)));
     };
     let input_df = df_schema(&input_schema)?;
-    let converter = ExprConverter::new(input_df, &stream);
+    let converter = match alias {
+        None => ExprConverter::new(input_df, &stream),
+        Some(alias) if alias.columns.is_empty() => {
+            ExprConverter::new(input_df, &stream).aliased(&alias.name.value)
+        }
+        Some(_) => return Err(SqlError::unsupported("column aliases in FROM")),
+    };
 
     let filter = match &select.selection {
         Some(w) => {
