@@ -445,8 +445,15 @@ fn follow_mode_reads_lines_appended_while_it_runs() {
     let _ = child.wait();
 }
 
-#[test]
-fn tcp_source_merges_lines_from_several_clients() {
+/// A `sliq` counting rows per key `k` of a TCP source on a free port, once
+/// it listens and has printed its header: the child, its port, and its
+/// stdout and stderr lines.
+fn tcp_counting_query() -> (
+    std::process::Child,
+    u16,
+    std::sync::mpsc::Receiver<String>,
+    std::sync::mpsc::Receiver<String>,
+) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -467,6 +474,12 @@ fn tcp_source_merges_lines_from_several_clients() {
     assert!(next_line(&err).contains("created stream t"));
     assert!(next_line(&err).starts_with("listening on 127.0.0.1:"));
     assert_eq!(next_line(&out), "k,n");
+    (child, port, out, err)
+}
+
+#[test]
+fn tcp_source_merges_lines_from_several_clients() {
+    let (mut child, port, out, _err) = tcp_counting_query();
     let mut first = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     first.write_all(b"a,1\n").unwrap();
     assert_eq!(next_line(&out), "a,1");
@@ -480,26 +493,7 @@ fn tcp_source_merges_lines_from_several_clients() {
 
 #[test]
 fn tcp_clients_long_lines_stay_whole_and_an_endless_one_is_cut_off() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let sql = format!(
-        "CREATE STREAM t (k VARCHAR, v DOUBLE) WITH (source = 'tcp', listen = '127.0.0.1:{port}'); \
-         SELECT k, count(*) OVER (ROWS UNBOUNDED PRECEDING) AS n FROM t GROUP BY k;"
-    );
-    let mut child = sliq()
-        .args(["--format", "csv", "-c", &sql])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = lines_of(child.stdout.take().unwrap());
-    let err = lines_of(child.stderr.take().unwrap());
-    assert!(next_line(&err).contains("created stream t"));
-    assert!(next_line(&err).starts_with("listening on"));
-    assert_eq!(next_line(&out), "k,n");
+    let (mut child, port, out, err) = tcp_counting_query();
     // Two clients at once, each line far longer than a pipe writes at once.
     let long_key = |c: char| c.to_string().repeat(100_000);
     let senders: Vec<_> = ['a', 'b']
