@@ -6,9 +6,9 @@
 //! NULL is a key of its own in every case; float keys group as SQL compares
 //! them (`-0.0 = 0.0`, all NaNs one key).
 
-use arrow_array::cast::AsArray;
 use std::sync::Arc;
 
+use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{Array, ArrayRef};
 use arrow_row::{RowConverter, SortField};
