@@ -37,6 +37,9 @@ pub struct Lines {
     bulk: Option<TextDecoder>,
     /// The bytes the bulk decoder took for the batch being decoded.
     bulk_read: Vec<u8>,
+    /// A malformed line that stops the replay, held back while the good
+    /// lines before it in its batch are returned.
+    failed: Option<SourceError>,
     done: bool,
 }
 
@@ -66,12 +69,16 @@ impl Lines {
             pending: Vec::new(),
             bulk: None,
             bulk_read: Vec::new(),
+            failed: None,
             done: false,
         }
     }
 
     /// The next batch; `None` at the end of the input (or once stopped).
     pub fn next_batch(&mut self) -> Result<Option<RecordBatch>, SourceError> {
+        if let Some(error) = self.failed.take() {
+            return Err(error);
+        }
         loop {
             if self.done || self.live.stop.load(Ordering::Relaxed) {
                 return Ok(None);
@@ -199,8 +206,10 @@ impl Lines {
     }
 
     /// Decodes each line of `chunk` on its own: names each malformed line,
-    /// then fails or skips it; the good lines form the batch.
-    fn decode_each_line(&self, chunk: &Chunk) -> Result<Option<RecordBatch>, SourceError> {
+    /// then skips it or fails; the good lines form the batch. On failing,
+    /// the good lines before the bad one still come out, as a batch of their
+    /// own, and the error follows on the next call.
+    fn decode_each_line(&mut self, chunk: &Chunk) -> Result<Option<RecordBatch>, SourceError> {
         let mut good = Vec::new();
         for (i, &(line, start)) in chunk.starts.iter().enumerate() {
             let end = chunk
@@ -221,7 +230,12 @@ impl Lines {
                         message: explained.unwrap_or_else(|| e.to_string()),
                     };
                     match self.text.on_error {
-                        OnError::Fail => return Err(error),
+                        OnError::Fail if good.is_empty() => return Err(error),
+                        OnError::Fail => {
+                            self.done = true;
+                            self.failed = Some(error);
+                            break;
+                        }
                         OnError::Skip => note!("skipped {error}"),
                     }
                 }
