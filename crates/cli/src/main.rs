@@ -13,6 +13,7 @@
 mod console;
 mod csv_encode;
 mod generator;
+mod json_floats;
 mod output;
 mod repl;
 mod session;

@@ -228,7 +228,9 @@ impl Printer {
                     .map_err(|e| OutputError::Failed(format!("writing CSV: {e}")))?;
             }
             OutputFormat::Json => {
-                let mut json = arrow_json::LineDelimitedWriter::new(&mut self.buffer);
+                let mut json = arrow_json::WriterBuilder::new()
+                    .with_encoder_factory(crate::json_floats::non_finite_as_strings())
+                    .build::<_, arrow_json::writer::LineDelimited>(&mut self.buffer);
                 json.write(batch)
                     .map_err(|e| OutputError::Failed(format!("writing JSON: {e}")))?;
                 json.finish()
