@@ -559,6 +559,10 @@ fn planning_errors_say_what_and_where() {
     assert!(
         err("SELECT max(v) OVER (RANGE 'ten seconds') FROM s").contains("RANGE needs a duration")
     );
+    assert!(
+        err("SELECT max(v) OVER (RANGE '106751991167d') FROM s")
+            .contains("RANGE: the duration is longer than a window can span")
+    );
     // Rows are windowed in arrival order: OVER may only order by the column
     // that order follows, as in Flink SQL.
     assert!(

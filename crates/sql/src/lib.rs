@@ -41,7 +41,7 @@ mod planner;
 mod types;
 
 pub use error::{Location, SqlError, SqlErrorKind, closest};
-pub use parser::{SliqDialect, parse_duration_ms, parse_statements};
+pub use parser::{DurationError, SliqDialect, duration_ms, parse_duration_ms, parse_statements};
 pub use plan::{
     AggregateCall, AggregateFunction, Catalog, Frame, QueryPlan, Statement, StreamDefinition,
     UserAggregate, WindowGroup, aggregate_column, format_duration,

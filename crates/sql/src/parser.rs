@@ -126,12 +126,35 @@ fn parser_error(e: ParserError) -> SqlError {
     )
 }
 
+/// Why a duration's text is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DurationError {
+    /// Not a duration: no number, an unknown unit, a negative amount.
+    Malformed,
+    /// A duration, but longer than a window can span (more than about
+    /// 146 million years in milliseconds).
+    TooLong,
+}
+
+/// The longest duration a window takes, in milliseconds: half of `i64`'s
+/// range, so that `t - d` never overflows for any event time `t`.
+const MAX_DURATION_MS: f64 = i64::MAX as f64 / 2.0;
+
 /// Parses a duration such as `10s`, `1m30s`, `500ms`, `2 hours` or `1d` into
 /// milliseconds. A bare number is milliseconds.
 pub fn parse_duration_ms(text: &str) -> Option<i64> {
+    duration_ms(text).ok()
+}
+
+/// Like [`parse_duration_ms`], saying why a text is refused.
+pub fn duration_ms(text: &str) -> Result<i64, DurationError> {
     let text = text.trim();
     if let Ok(ms) = text.parse::<i64>() {
-        return (ms >= 0).then_some(ms);
+        return if ms >= 0 {
+            Ok(ms)
+        } else {
+            Err(DurationError::Malformed)
+        };
     }
     let mut total: i64 = 0;
     let mut rest = text;
@@ -142,9 +165,11 @@ pub fn parse_duration_ms(text: &str) -> Option<i64> {
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
             .unwrap_or(rest.len());
         if digits == 0 {
-            return None;
+            return Err(DurationError::Malformed);
         }
-        let amount: f64 = rest[..digits].parse().ok()?;
+        let amount: f64 = rest[..digits]
+            .parse()
+            .map_err(|_| DurationError::Malformed)?;
         rest = rest[digits..].trim_start();
         let unit_len = rest
             .find(|c: char| !c.is_ascii_alphabetic())
@@ -157,16 +182,23 @@ pub fn parse_duration_ms(text: &str) -> Option<i64> {
             "m" | "min" | "mins" | "minute" | "minutes" => 60_000.0,
             "h" | "hr" | "hour" | "hours" => 3_600_000.0,
             "d" | "day" | "days" => 86_400_000.0,
-            _ => return None,
+            _ => return Err(DurationError::Malformed),
         };
         let ms = amount * scale;
-        if !ms.is_finite() || ms < 0.0 || ms > i64::MAX as f64 / 2.0 {
-            return None;
+        if !ms.is_finite() || ms > MAX_DURATION_MS {
+            return Err(DurationError::TooLong);
         }
-        total = total.checked_add(ms.round() as i64)?;
+        total = total
+            .checked_add(ms.round() as i64)
+            .filter(|t| (*t as f64) <= MAX_DURATION_MS)
+            .ok_or(DurationError::TooLong)?;
         any = true;
     }
-    any.then_some(total)
+    if any {
+        Ok(total)
+    } else {
+        Err(DurationError::Malformed)
+    }
 }
 
 #[cfg(test)]
@@ -185,6 +217,13 @@ mod tests {
         assert_eq!(parse_duration_ms("10 parsecs"), None);
         assert_eq!(parse_duration_ms(""), None);
         assert_eq!(parse_duration_ms("-5s"), None);
+        assert_eq!(duration_ms("10 parsecs"), Err(DurationError::Malformed));
+        assert_eq!(duration_ms("106751991167d"), Err(DurationError::TooLong));
+        assert_eq!(duration_ms("1e400s"), Err(DurationError::Malformed));
+        assert_eq!(
+            duration_ms("60000000000d 60000000000d"),
+            Err(DurationError::TooLong)
+        );
     }
 
     #[test]

@@ -15,7 +15,7 @@ use sqlparser::ast::{
 
 use crate::error::{SqlError, SqlErrorKind, closest};
 use crate::expr::{ExprConverter, df_schema, ident_location, literal, location_of};
-use crate::parser::{parse_duration_ms, parse_statements};
+use crate::parser::{DurationError, duration_ms, parse_statements};
 use crate::plan::{
     AggregateCall, AggregateFunction, Catalog, Frame, QueryPlan, Statement, StreamDefinition,
     WindowGroup, aggregate_column,
@@ -882,20 +882,23 @@ impl AggregatePlanner<'_> {
             WindowFrameUnits::Range => {
                 let ms = match bound {
                     ast::Expr::Value(v) => match &v.value {
-                        ast::Value::Number(n, _) => n.parse::<i64>().ok().filter(|ms| *ms >= 0),
-                        ast::Value::SingleQuotedString(s) => parse_duration_ms(s),
-                        _ => None,
+                        ast::Value::Number(n, _) => duration_ms(n),
+                        ast::Value::SingleQuotedString(s) => duration_ms(s),
+                        _ => Err(DurationError::Malformed),
                     },
                     ast::Expr::Interval(interval) => interval_ms(interval),
-                    _ => None,
+                    _ => Err(DurationError::Malformed),
                 };
-                ms.map(Frame::Range).ok_or_else(|| {
-                    SqlError::at(
-                        SqlErrorKind::Plan(format!(
+                ms.map(Frame::Range).map_err(|e| {
+                    let message = match e {
+                        DurationError::TooLong => "RANGE: the duration is longer than a \
+                             window can span (at most 2^62 ms, about 146 million years)"
+                            .to_string(),
+                        DurationError::Malformed => format!(
                             "RANGE needs a duration such as '10s', '1m30s' or INTERVAL '10' SECOND, got {bound}"
-                        )),
-                        location_of(bound),
-                    )
+                        ),
+                    };
+                    SqlError::at(SqlErrorKind::Plan(message), location_of(bound))
                 })
             }
             WindowFrameUnits::Groups => Err(SqlError::unsupported("GROUPS frames")),
@@ -903,26 +906,26 @@ impl AggregatePlanner<'_> {
     }
 }
 
-fn interval_ms(interval: &ast::Interval) -> Option<i64> {
+fn interval_ms(interval: &ast::Interval) -> Result<i64, DurationError> {
     let text = match interval.value.as_ref() {
         ast::Expr::Value(v) => match &v.value {
             ast::Value::SingleQuotedString(s) => s.clone(),
             ast::Value::Number(n, _) => n.clone(),
-            _ => return None,
+            _ => return Err(DurationError::Malformed),
         },
-        _ => return None,
+        _ => return Err(DurationError::Malformed),
     };
     let unit = match &interval.leading_field {
-        None => return parse_duration_ms(&text),
+        None => return duration_ms(&text),
         Some(ast::DateTimeField::Millisecond | ast::DateTimeField::Milliseconds) => "ms",
         Some(ast::DateTimeField::Second | ast::DateTimeField::Seconds) => "s",
         Some(ast::DateTimeField::Minute | ast::DateTimeField::Minutes) => "m",
         Some(ast::DateTimeField::Hour | ast::DateTimeField::Hours) => "h",
         Some(ast::DateTimeField::Day | ast::DateTimeField::Days) => "d",
-        Some(_) => return None,
+        Some(_) => return Err(DurationError::Malformed),
     };
-    let amount: f64 = text.trim().parse().ok()?;
-    parse_duration_ms(&format!("{amount}{unit}"))
+    let amount: f64 = text.trim().parse().map_err(|_| DurationError::Malformed)?;
+    duration_ms(&format!("{amount}{unit}"))
 }
 
 fn to_literal(v: &datafusion_common::ScalarValue) -> Literal {
