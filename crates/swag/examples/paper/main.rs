@@ -4,6 +4,7 @@
 //! cargo run --release -p sliq-swag --example paper -- [--full] [--out DIR]
 //!     [--only static|dynamic|latency] [--ops sum,geomean,bloom]
 //!     [--algorithms daba_lite,daba,two_stacks_lite,two_stacks] [--no-fence]
+//!     [--huge-pages]
 //! ```
 //!
 //! - static: fill a window of n items, then time rounds of evict, insert,
@@ -17,6 +18,10 @@
 //!   the clock for a second and reports how often the machine itself stalls
 //!   a thread (interrupts, hypervisor exits): those stalls come per unit of
 //!   time, so they reach p99.99 of any round longer than 1e-4 / their rate.
+//!
+//! `--huge-pages` reruns the runner with glibc's malloc backing the heap
+//! with transparent huge pages, so that a large window's pointers do not miss
+//! the TLB at every 4 KiB page.
 //!
 //! Sizes are 1, 4, 16, … up to 2^22 with `--full` (2^16 otherwise). Prints
 //! tables, writes CSV files and one SVG per figure into DIR (default
@@ -44,6 +49,7 @@ struct Config {
     ops: Vec<String>,
     algorithms: Vec<&'static str>,
     fence: bool,
+    huge_pages: bool,
 }
 
 fn parse_args() -> Result<Config, String> {
@@ -54,6 +60,7 @@ fn parse_args() -> Result<Config, String> {
         ops: vec!["sum".into(), "geomean".into(), "bloom".into()],
         algorithms: ALGORITHMS.to_vec(),
         fence: true,
+        huge_pages: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -61,6 +68,7 @@ fn parse_args() -> Result<Config, String> {
             "--full" => cfg.full = true,
             "--quick" => cfg.full = false,
             "--no-fence" => cfg.fence = false,
+            "--huge-pages" => cfg.huge_pages = true,
             "--out" => cfg.out = args.next().ok_or("--out needs a directory")?.into(),
             "--only" => cfg.only = Some(args.next().ok_or("--only needs an experiment")?),
             "--ops" => {
@@ -88,7 +96,8 @@ fn parse_args() -> Result<Config, String> {
             "-h" | "--help" => {
                 return Err(
                     "usage: paper [--full] [--out DIR] [--only static|dynamic|latency] \
-                            [--ops sum,geomean,bloom] [--no-fence]"
+                            [--ops sum,geomean,bloom] [--algorithms …] [--no-fence] \
+                            [--huge-pages]"
                         .into(),
                 );
             }
@@ -390,6 +399,38 @@ fn write_csv(
     fs::write(path, text)
 }
 
+/// glibc's tunable that makes malloc back its heap with transparent huge
+/// pages (`madvise(MADV_HUGEPAGE)`); read only when a process starts.
+const HUGE_PAGE_TUNABLE: &str = "glibc.malloc.hugetlb=1";
+
+/// With `--huge-pages`, runs this program again with [`HUGE_PAGE_TUNABLE`]
+/// set and exits with its status; returns when it is set already (or the
+/// flag is absent). Other C libraries ignore the variable.
+fn rerun_with_huge_pages(cfg: &Config) {
+    let tunables = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
+    if !cfg.huge_pages || tunables.contains(HUGE_PAGE_TUNABLE) {
+        return;
+    }
+    let value = if tunables.is_empty() {
+        HUGE_PAGE_TUNABLE.to_string()
+    } else {
+        format!("{tunables}:{HUGE_PAGE_TUNABLE}")
+    };
+    let status = std::env::current_exe().and_then(|exe| {
+        std::process::Command::new(exe)
+            .args(std::env::args_os().skip(1))
+            .env("GLIBC_TUNABLES", value)
+            .status()
+    });
+    match status {
+        Ok(status) => std::process::exit(status.code().unwrap_or(1)),
+        Err(e) => {
+            eprintln!("cannot rerun with huge pages: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
 fn main() {
     let cfg = match parse_args() {
         Ok(cfg) => cfg,
@@ -398,6 +439,10 @@ fn main() {
             std::process::exit(2);
         }
     };
+    rerun_with_huge_pages(&cfg);
+    if cfg.huge_pages {
+        println!("heap backed by transparent huge pages (GLIBC_TUNABLES={HUGE_PAGE_TUNABLE})");
+    }
     if let Err(e) = fs::create_dir_all(&cfg.out) {
         eprintln!("cannot create {}: {e}", cfg.out.display());
         std::process::exit(1);
