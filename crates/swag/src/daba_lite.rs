@@ -2,15 +2,9 @@
 
 use std::mem;
 
-use crate::deque::ChunkedDeque;
+use crate::deque::{ChunkedDeque, LARGE_ELEMENT_BYTES};
 use crate::pointers::Pointers;
 use crate::{FifoAggregator, Monoid};
-
-/// Aggregates at least this large are inserted through a call rather than
-/// inline code: inlined into the caller's loop, the whole insert of a
-/// 512-byte Bloom filter ran about 10 % slower (the loop grows and the value is
-/// copied around its frame), while small aggregates gain from inlining.
-const OUT_OF_LINE_AGG_BYTES: usize = 256;
 
 /// De-Amortized Banker's Aggregator, Lite: the engine's default window.
 ///
@@ -102,7 +96,10 @@ impl<M: Monoid> DabaLite<M> {
         }
     }
 
-    /// `insert` as a call, for aggregates of [`OUT_OF_LINE_AGG_BYTES`] or more.
+    /// `insert` as a call, for aggregates of [`LARGE_ELEMENT_BYTES`] or more:
+    /// inlined into the caller's loop, the whole insert of a 512-byte Bloom
+    /// filter ran about 10 % slower (the loop grows and the value is copied
+    /// around its frame), while small aggregates gain from inlining.
     #[inline(never)]
     fn insert_out_of_line(&mut self, v: M::Agg) {
         self.insert_inline(v);
@@ -144,7 +141,7 @@ impl<M: Monoid> FifoAggregator<M> for DabaLite<M> {
     /// **Worst-case O(1)**, at most 3 ⊗.
     #[inline(always)]
     fn insert(&mut self, v: M::Agg) {
-        if mem::size_of::<M::Agg>() >= OUT_OF_LINE_AGG_BYTES {
+        if mem::size_of::<M::Agg>() >= LARGE_ELEMENT_BYTES {
             self.insert_out_of_line(v);
         } else {
             self.insert_inline(v);

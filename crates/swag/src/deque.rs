@@ -26,7 +26,8 @@ const STEP_LOOKAHEAD: usize = 16;
 /// Elements at least this large are prefetched [`SLOT_LOOKAHEAD`] slots ahead
 /// of every cursor step: each spans several cache lines, and a stream of them
 /// crosses a page every few steps, where the hardware prefetcher stops.
-const LARGE_ELEMENT_BYTES: usize = 256;
+/// (DABA Lite also inserts them through a call rather than inline code.)
+pub(crate) const LARGE_ELEMENT_BYTES: usize = 256;
 
 /// How many slots ahead a stepping cursor prefetches a large element.
 const SLOT_LOOKAHEAD: usize = 2;
