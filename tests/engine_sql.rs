@@ -611,6 +611,33 @@ fn a_stream_alias_qualifies_columns_and_hides_the_name() {
 }
 
 #[test]
+fn streams_need_a_name_and_distinct_column_names() {
+    let engine = Engine::new();
+    let column = |name: &str| Field::new(name, DataType::Int64, true);
+    let err = engine
+        .register_stream(
+            "d",
+            Arc::new(Schema::new(vec![column("a"), column("b"), column("A")])),
+            StreamOptions::default(),
+        )
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("column 'A' appears twice"), "{err}");
+    let err = engine
+        .register_stream(
+            " ",
+            Arc::new(Schema::new(vec![column("a")])),
+            StreamOptions::default(),
+        )
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("needs a name"), "{err}");
+    assert!(engine.streams().is_empty());
+}
+
+#[test]
 fn errors_in_a_script_point_into_the_script_as_written() {
     let engine = Engine::new();
     let script = "CREATE STREAM t (ts BIGINT, v DOUBLE)\n  WITH (event_time = 'ts');\n\

@@ -382,6 +382,25 @@ impl Engine {
         schema: SchemaRef,
         options: StreamOptions,
     ) -> Result<Stream, EngineError> {
+        if name.trim().is_empty() {
+            return Err(EngineError::InvalidSetting(
+                "a stream needs a name that is not blank".into(),
+            ));
+        }
+        // SQL resolves names without regard to case, so `a` and `A` would be
+        // ambiguous in every query.
+        let fields = schema.fields();
+        if let Some(twice) = fields.iter().enumerate().find_map(|(i, f)| {
+            fields[..i]
+                .iter()
+                .any(|g| g.name().eq_ignore_ascii_case(f.name()))
+                .then_some(f)
+        }) {
+            return Err(EngineError::InvalidSetting(format!(
+                "stream '{name}': column '{}' appears twice (names are compared without regard to case)",
+                twice.name()
+            )));
+        }
         if let Some(column) = &options.event_time {
             let ok = schema.field_with_name(column).is_ok_and(|f| {
                 matches!(
