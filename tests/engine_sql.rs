@@ -787,6 +787,62 @@ fn integer_overflow_yields_null_counted_in_stats() {
 }
 
 #[test]
+fn a_row_whose_expression_fails_gets_null_and_the_batch_goes_on() {
+    let engine = Engine::new();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Utf8, true),
+        Field::new("x", DataType::Int64, true),
+        Field::new("y", DataType::Int64, true),
+    ]));
+    let s = engine
+        .register_stream("d", schema.clone(), StreamOptions::default())
+        .unwrap();
+    // x / y fails where y = 0: in an output, an aggregate's argument, a key
+    // and WHERE.
+    let q = engine
+        .query(
+            "SELECT k, x / y AS q, sum(x / y) OVER (ROWS 9 PRECEDING) AS s, \
+             count(*) OVER (ROWS 9 PRECEDING) AS c FROM d GROUP BY k",
+        )
+        .unwrap();
+    let keyed = engine
+        .query("SELECT count(*) OVER (ROWS 9 PRECEDING) AS c FROM d GROUP BY x / y")
+        .unwrap();
+    let filtered = engine.query("SELECT x FROM d WHERE x / y > 1").unwrap();
+    let b = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(StringArray::from(vec!["a", "a", "a", "b"])),
+            Arc::new(Int64Array::from(vec![6, 1, 8, 9])),
+            Arc::new(Int64Array::from(vec![3, 0, 2, 0])),
+        ],
+    )
+    .unwrap();
+    s.push(b).unwrap();
+
+    let out = q.recv().unwrap();
+    assert_eq!(ints(&out, "q"), vec![Some(2), None, Some(4), None]);
+    assert_eq!(ints(&out, "s"), vec![Some(2), Some(2), Some(6), None]);
+    assert_eq!(ints(&out, "c"), vec![Some(1), Some(2), Some(3), Some(1)]);
+    // The rows that failed share the NULL key.
+    let out = keyed.recv().unwrap();
+    assert_eq!(ints(&out, "c"), vec![Some(1), Some(1), Some(1), Some(2)]);
+    let out = filtered.recv().unwrap();
+    assert_eq!(ints(&out, "x"), vec![Some(6), Some(8)]);
+
+    let stats = engine.stats();
+    for query in &stats.queries {
+        assert_eq!(query.failed_batches, 0, "{query:?}");
+        let error = query.last_error.as_deref().unwrap_or("");
+        assert!(error.contains("row 1 of its batch: evaluating"), "{error}");
+        assert!(error.contains("Divide by zero"), "{error}");
+    }
+    // The output and the argument fail on rows 1 and 3 each.
+    let failed: Vec<u64> = stats.queries.iter().map(|q| q.failed_results).collect();
+    assert_eq!(failed, vec![4, 2, 2]);
+}
+
+#[test]
 fn every_window_algorithm_gives_the_same_results() {
     let sql = "SELECT key, max(v) OVER (ROWS 2 PRECEDING) AS m, sum(v) OVER (RANGE '3s') AS r FROM s GROUP BY key";
     let mut outputs = Vec::new();

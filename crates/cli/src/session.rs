@@ -316,6 +316,7 @@ impl Session {
             }
         };
         writer.finish()?;
+        self.note_nulls(&query);
         let secs = start.elapsed().as_secs_f64();
         if self.timing {
             match rows_in {
@@ -334,6 +335,30 @@ impl Session {
             }
         }
         Ok(())
+    }
+
+    /// Says how many of `query`'s rows carry NULL because they were late or a
+    /// value could not be computed, so that no NULL goes unexplained.
+    fn note_nulls(&self, query: &Query) {
+        let stats = self.engine.stats();
+        let Some(q) = stats.queries.iter().find(|q| q.id == query.id()) else {
+            return;
+        };
+        if q.late_rows > 0 {
+            note!(
+                "query {}: {} late row(s) got NULL for their RANGE aggregates",
+                q.id,
+                q.late_rows
+            );
+        }
+        if q.failed_results > 0 {
+            note!(
+                "query {}: {} value(s) could not be computed and are NULL (first: {})",
+                q.id,
+                q.failed_results,
+                q.last_error.as_deref().unwrap_or("unknown")
+            );
+        }
     }
 
     /// Runs `query` on timely workers: process 0 reads `spec` and prints the

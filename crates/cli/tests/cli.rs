@@ -219,6 +219,37 @@ fn results_before_a_failing_batch_are_all_printed() {
 }
 
 #[test]
+fn nulls_from_late_rows_and_failed_values_are_explained() {
+    // Row 3 is late for key a; row 2 divides by zero.
+    let path = scratch(
+        "nulls.csv",
+        b"ts,k,x,y\n1000,a,6,3\n2000,b,1,0\n500,a,8,2\n3000,a,9,3\n",
+    );
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        &format!(
+            "CREATE STREAM s (ts BIGINT, k VARCHAR, x BIGINT, y BIGINT) \
+             WITH (path = '{}', event_time = 'ts'); \
+             SELECT k, x / y AS q, sum(x) OVER (RANGE '10s') AS s FROM s GROUP BY k;",
+            path.display()
+        ),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "k,q,s\na,2,6\nb,,1\na,4,\na,3,15\n");
+    let err = stderr(&out);
+    assert!(
+        err.contains("query 1: 1 late row(s) got NULL for their RANGE aggregates"),
+        "{err}"
+    );
+    assert!(
+        err.contains("query 1: 1 value(s) could not be computed and are NULL (first: row 1 of its batch: evaluating x / y"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_reader_that_closes_the_output_ends_the_replay_quietly() {
     // Like `sliq -c … | head -2`: more rows than a pipe buffers, a reader
     // that stops after two lines.

@@ -131,7 +131,8 @@ pub struct QueryStats {
     pub rows_out: u64,
     /// Rows late for one of its RANGE windows.
     pub late_rows: u64,
-    /// Results that could not be computed and were emitted as NULL.
+    /// Values that could not be computed from a row's data (integer division
+    /// by zero, overflow, a failing CAST) and were emitted as NULL.
     pub failed_results: u64,
     /// Batches whose evaluation failed (an error was delivered instead).
     pub failed_batches: u64,
@@ -847,9 +848,9 @@ impl Stream {
                         }
                         stats.rows_out += output.num_rows() as u64;
                         stats.late_rows += outcome.late_rows as u64;
-                        stats.failed_results += outcome.failed_results as u64;
-                        if outcome.first_error.is_some() {
-                            stats.last_error = outcome.first_error;
+                        stats.failed_results += outcome.failures.count as u64;
+                        if outcome.failures.first.is_some() {
+                            stats.last_error = outcome.failures.first;
                         }
                         late_rows = late_rows.max(outcome.late_rows);
                         Ok(output)

@@ -21,6 +21,7 @@
 mod columns;
 mod engine;
 mod error;
+mod expr;
 pub mod frame;
 mod group;
 pub mod keys;
@@ -34,5 +35,6 @@ pub use engine::{
     StreamInfo, StreamOptions, StreamStats,
 };
 pub use error::EngineError;
+pub use expr::RowFailures;
 pub use operator::WindowAlgorithm;
 pub use partition::Partitioner;

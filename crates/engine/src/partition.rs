@@ -13,15 +13,14 @@ use std::sync::Arc;
 use arrow_array::{RecordBatch, UInt32Array};
 use arrow_row::RowConverter;
 use arrow_select::take::take_record_batch;
-use datafusion_physical_expr::PhysicalExpr;
 use sliq_sql::QueryPlan;
 
+use crate::expr::{CompiledExpr, RowFailures};
 use crate::keys::{key_sort_field, sql_equal_floats};
-use crate::query::{evaluate, physical};
 
 /// How a query's rows are split between partitions.
 pub struct Partitioner {
-    keys: Vec<Arc<dyn PhysicalExpr>>,
+    keys: Vec<CompiledExpr>,
     key_names: Vec<String>,
     converter: Option<RowConverter>,
     /// Per partition, the rows of the current batch (reused between batches).
@@ -54,16 +53,9 @@ impl Partitioner {
         let keys = window
             .keys
             .iter()
-            .map(|k| physical(k, &input))
+            .map(|k| CompiledExpr::new(k, &input))
             .collect::<Result<Vec<_>, _>>()?;
-        let fields = keys
-            .iter()
-            .map(|k| {
-                k.data_type(&plan.input_schema)
-                    .map(|t| key_sort_field(&t))
-                    .map_err(|e| e.to_string())
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let fields = keys.iter().map(|k| key_sort_field(k.data_type())).collect();
         let converter = RowConverter::new(fields)
             .map_err(|e| format!("cannot partition by these key types: {e}"))?;
         Ok(Partitioner {
@@ -97,7 +89,12 @@ impl Partitioner {
         let keys = self
             .keys
             .iter()
-            .map(|k| evaluate(k, batch).and_then(|column| sql_equal_floats(&column)))
+            // A key that fails on a row's data is NULL there, as in the
+            // query itself (which counts the failure).
+            .map(|k| {
+                k.evaluate_rows(batch, &mut RowFailures::default())
+                    .and_then(|column| sql_equal_floats(&column))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let encoded = converter
             .convert_columns(&keys)

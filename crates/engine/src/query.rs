@@ -9,11 +9,9 @@ use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions
 use arrow_schema::{DataType, SchemaRef, TimeUnit};
 use datafusion_common::DFSchema;
 use datafusion_expr::Expr;
-use datafusion_expr::execution_props::ExecutionProps;
-use datafusion_expr::physical_planning_context::PhysicalPlanningContext;
-use datafusion_physical_expr::{PhysicalExpr, create_physical_expr};
 use sliq_sql::{AggregateFunction, QueryPlan};
 
+use crate::expr::{CompiledExpr, RowFailures};
 use crate::frame::{FramePass, FrameState, Late};
 use crate::group::{self, GroupOperator, MemberSpec};
 use crate::keys::KeyMap;
@@ -25,23 +23,22 @@ use crate::udaf::RegisteredAggregate;
 pub struct BatchOutcome {
     /// Rows that were late for some RANGE window.
     pub late_rows: usize,
-    /// Results that could not be computed (NULL instead), e.g. overflow.
-    pub failed_results: usize,
-    /// Why the first of them failed.
-    pub first_error: Option<String>,
+    /// Values that could not be computed (NULL instead): an expression
+    /// failing on a row's data, an aggregate overflowing.
+    pub failures: RowFailures,
 }
 
 struct CompiledWindow {
-    keys: Vec<Arc<dyn PhysicalExpr>>,
+    keys: Vec<CompiledExpr>,
     key_map: KeyMap,
-    event_time: Option<Arc<dyn PhysicalExpr>>,
+    event_time: Option<CompiledExpr>,
     frame: FrameState,
     key_ids: Vec<u32>,
     pass: FramePass,
 }
 
 struct CompiledAggregate {
-    args: Vec<Arc<dyn PhysicalExpr>>,
+    args: Vec<CompiledExpr>,
     window: usize,
     /// Its own windows, or `None` when it is a member of a [`CompiledGroup`].
     operator: Option<Box<dyn AggregateOperator>>,
@@ -57,29 +54,13 @@ struct CompiledGroup {
 
 /// A query ready to run.
 pub struct CompiledQuery {
-    filter: Option<Arc<dyn PhysicalExpr>>,
+    filter: Option<CompiledExpr>,
     windows: Vec<CompiledWindow>,
     aggregates: Vec<CompiledAggregate>,
     groups: Vec<CompiledGroup>,
     intermediate_schema: SchemaRef,
-    outputs: Vec<Arc<dyn PhysicalExpr>>,
+    outputs: Vec<CompiledExpr>,
     output_schema: SchemaRef,
-}
-
-pub(crate) fn physical(e: &Expr, schema: &DFSchema) -> Result<Arc<dyn PhysicalExpr>, String> {
-    create_physical_expr(
-        e,
-        schema,
-        &ExecutionProps::new(),
-        &PhysicalPlanningContext::default(),
-    )
-    .map_err(|err| format!("cannot compile {e}: {err}"))
-}
-
-pub(crate) fn evaluate(e: &Arc<dyn PhysicalExpr>, batch: &RecordBatch) -> Result<ArrayRef, String> {
-    e.evaluate(batch)
-        .and_then(|v| v.into_array(batch.num_rows()))
-        .map_err(|err| format!("evaluating {e}: {err}"))
 }
 
 impl CompiledQuery {
@@ -92,24 +73,21 @@ impl CompiledQuery {
         let filter = plan
             .filter
             .as_ref()
-            .map(|f| physical(f, &input))
+            .map(|f| CompiledExpr::new(f, &input))
             .transpose()?;
         let mut windows = Vec::new();
         for w in &plan.windows {
             let keys = w
                 .keys
                 .iter()
-                .map(|k| physical(k, &input))
+                .map(|k| CompiledExpr::new(k, &input))
                 .collect::<Result<Vec<_>, _>>()?;
-            let key_types = keys
-                .iter()
-                .map(|k| k.data_type(&plan.input_schema).map_err(|e| e.to_string()))
-                .collect::<Result<Vec<_>, _>>()?;
+            let key_types: Vec<DataType> = keys.iter().map(|k| k.data_type().clone()).collect();
             let event_time = w
                 .event_time
                 .as_ref()
                 .map(|c| {
-                    physical(
+                    CompiledExpr::new(
                         &Expr::Column(datafusion_common::Column::new_unqualified(c)),
                         &input,
                     )
@@ -131,7 +109,7 @@ impl CompiledQuery {
             let args = a
                 .args
                 .iter()
-                .map(|e| physical(e, &input))
+                .map(|e| CompiledExpr::new(e, &input))
                 .collect::<Result<Vec<_>, _>>()?;
             let output = a.function.output_type().clone();
             let operator = match &a.function {
@@ -160,7 +138,7 @@ impl CompiledQuery {
         let outputs = plan
             .outputs
             .iter()
-            .map(|(_, e)| physical(e, &intermediate))
+            .map(|(_, e)| CompiledExpr::new(e, &intermediate))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(CompiledQuery {
             filter,
@@ -232,11 +210,17 @@ impl CompiledQuery {
             .collect()
     }
 
-    fn filtered(&self, batch: &RecordBatch) -> Result<RecordBatch, String> {
+    /// The rows of `batch` that pass WHERE. A row whose predicate fails to
+    /// evaluate does not pass (as NULL does) and counts in `failures`.
+    fn filtered(
+        &self,
+        batch: &RecordBatch,
+        failures: &mut RowFailures,
+    ) -> Result<RecordBatch, String> {
         let Some(filter) = &self.filter else {
             return Ok(batch.clone());
         };
-        let mask = evaluate(filter, batch)?;
+        let mask = filter.evaluate_rows(batch, failures)?;
         let mask: &BooleanArray = mask
             .as_boolean_opt()
             .ok_or("WHERE did not evaluate to BOOLEAN")?;
@@ -251,11 +235,8 @@ impl CompiledQuery {
     }
 
     /// Each row's event time in milliseconds (NULL stays `None`).
-    fn event_times(
-        e: &Arc<dyn PhysicalExpr>,
-        batch: &RecordBatch,
-    ) -> Result<Vec<Option<i64>>, String> {
-        let array = evaluate(e, batch)?;
+    fn event_times(e: &CompiledExpr, batch: &RecordBatch) -> Result<Vec<Option<i64>>, String> {
+        let array = e.evaluate(batch)?;
         let ms = match array.data_type() {
             DataType::Timestamp(TimeUnit::Millisecond, _) | DataType::Int64 => array,
             DataType::Timestamp(_, _) | DataType::Int32 | DataType::Date32 | DataType::Date64 => {
@@ -277,7 +258,9 @@ impl CompiledQuery {
 
     /// Late rows of `batch` for any RANGE window, without changing state.
     pub fn find_late(&mut self, batch: &RecordBatch) -> Result<Vec<Late>, String> {
-        let batch = self.filtered(batch)?;
+        // Failures are counted when the batch is processed.
+        let mut failures = RowFailures::default();
+        let batch = self.filtered(batch, &mut failures)?;
         let mut late = Vec::new();
         for w in &mut self.windows {
             let Some(e) = &w.event_time else { continue };
@@ -285,7 +268,7 @@ impl CompiledQuery {
             let keys = w
                 .keys
                 .iter()
-                .map(|k| evaluate(k, &batch))
+                .map(|k| k.evaluate_rows(&batch, &mut failures))
                 .collect::<Result<Vec<_>, _>>()?;
             // Assigning ids only adds entries for new keys: harmless here.
             w.key_map.assign(&keys, batch.num_rows(), &mut w.key_ids)?;
@@ -296,7 +279,8 @@ impl CompiledQuery {
 
     /// Runs one batch through the query.
     pub fn process(&mut self, batch: &RecordBatch) -> Result<(RecordBatch, BatchOutcome), String> {
-        let batch = self.filtered(batch)?;
+        let mut outcome = BatchOutcome::default();
+        let batch = self.filtered(batch, &mut outcome.failures)?;
         let rows = batch.num_rows();
         // Evaluate everything that can fail before changing any state.
         let mut window_inputs = Vec::with_capacity(self.windows.len());
@@ -304,7 +288,7 @@ impl CompiledQuery {
             let keys = w
                 .keys
                 .iter()
-                .map(|k| evaluate(k, &batch))
+                .map(|k| k.evaluate_rows(&batch, &mut outcome.failures))
                 .collect::<Result<Vec<_>, _>>()?;
             let times = w
                 .event_time
@@ -319,12 +303,11 @@ impl CompiledQuery {
             .map(|a| {
                 a.args
                     .iter()
-                    .map(|e| evaluate(e, &batch))
+                    .map(|e| e.evaluate_rows(&batch, &mut outcome.failures))
                     .collect::<Result<Vec<_>, _>>()
             })
             .collect::<Result<Vec<_>, _>>()?;
 
-        let mut outcome = BatchOutcome::default();
         for (w, (keys, times)) in self.windows.iter_mut().zip(&window_inputs) {
             w.key_map.assign(keys, rows, &mut w.key_ids)?;
             w.frame.advance(
@@ -358,10 +341,10 @@ impl CompiledQuery {
         for result in results {
             let (array, failed, error) =
                 result.ok_or("an aggregate without an operator (a planning bug)")?;
-            outcome.failed_results += failed;
-            if outcome.first_error.is_none() {
-                outcome.first_error = error;
-            }
+            outcome.failures.merge(RowFailures {
+                count: failed,
+                first: error,
+            });
             columns.push(array);
         }
         let options = RecordBatchOptions::new().with_row_count(Some(rows));
@@ -374,7 +357,7 @@ impl CompiledQuery {
         let out = self
             .outputs
             .iter()
-            .map(|e| evaluate(e, &intermediate))
+            .map(|e| e.evaluate_rows(&intermediate, &mut outcome.failures))
             .collect::<Result<Vec<_>, _>>()?;
         let out = out
             .into_iter()

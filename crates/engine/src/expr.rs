@@ -1,0 +1,200 @@
+//! Compiled scalar expressions and what happens when a row's value cannot be
+//! computed.
+//!
+//! Expressions run vectorized over a whole batch. Some fail on a single
+//! row's data: `x / y` with `y = 0` on integers, an overflowing CAST, a
+//! string that does not parse. Failing the batch would lose every other row
+//! of it, so [`CompiledExpr::evaluate_rows`] then evaluates the batch row by
+//! row and gives each failing row NULL, as SQLite and MySQL do for division
+//! by zero. The failures are counted ([`RowFailures`]) and reach the query's
+//! statistics with the first message; nothing is dropped silently.
+
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, RecordBatch, new_null_array};
+use arrow_schema::DataType;
+use datafusion_common::DFSchema;
+use datafusion_expr::Expr;
+use datafusion_expr::execution_props::ExecutionProps;
+use datafusion_expr::physical_planning_context::PhysicalPlanningContext;
+use datafusion_physical_expr::{PhysicalExpr, create_physical_expr};
+
+/// A physical expression with the SQL text it came from, which names it in
+/// error messages (the physical form shows column indices, `x@2`).
+#[derive(Debug, Clone)]
+pub(crate) struct CompiledExpr {
+    physical: Arc<dyn PhysicalExpr>,
+    text: String,
+    data_type: DataType,
+}
+
+/// Rows whose values could not be computed and became NULL.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RowFailures {
+    /// How many values became NULL.
+    pub count: usize,
+    /// Why the first of them failed, naming its row in the batch.
+    pub first: Option<String>,
+}
+
+impl RowFailures {
+    /// Records `count` failures, keeping the first message.
+    pub(crate) fn add(&mut self, count: usize, message: impl FnOnce() -> String) {
+        if count == 0 {
+            return;
+        }
+        self.count += count;
+        if self.first.is_none() {
+            self.first = Some(message());
+        }
+    }
+
+    /// Adds another set of failures to these.
+    pub(crate) fn merge(&mut self, other: RowFailures) {
+        self.count += other.count;
+        if self.first.is_none() {
+            self.first = other.first;
+        }
+    }
+}
+
+impl CompiledExpr {
+    /// Compiles `e` over rows of `schema`.
+    pub(crate) fn new(e: &Expr, schema: &DFSchema) -> Result<Self, String> {
+        let physical = create_physical_expr(
+            e,
+            schema,
+            &ExecutionProps::new(),
+            &PhysicalPlanningContext::default(),
+        )
+        .map_err(|err| format!("cannot compile {e}: {err}"))?;
+        let data_type = physical
+            .data_type(schema.as_arrow())
+            .map_err(|err| format!("cannot type {e}: {err}"))?;
+        Ok(CompiledExpr {
+            physical,
+            text: e.to_string(),
+            data_type,
+        })
+    }
+
+    /// The type of its values.
+    pub(crate) fn data_type(&self) -> &DataType {
+        &self.data_type
+    }
+
+    /// Its value for every row of `batch`, or the first error.
+    pub(crate) fn evaluate(&self, batch: &RecordBatch) -> Result<ArrayRef, String> {
+        self.physical
+            .evaluate(batch)
+            .and_then(|v| v.into_array(batch.num_rows()))
+            .map_err(|err| format!("evaluating {}: {err}", self.text))
+    }
+
+    /// Its value for every row of `batch`, NULL for the rows where it fails
+    /// (each counted in `failures`). Costs nothing extra unless some row
+    /// fails; then the batch is evaluated again one row at a time.
+    pub(crate) fn evaluate_rows(
+        &self,
+        batch: &RecordBatch,
+        failures: &mut RowFailures,
+    ) -> Result<ArrayRef, String> {
+        let whole = match self.evaluate(batch) {
+            Ok(array) => return Ok(array),
+            Err(message) => message,
+        };
+        let mut parts: Vec<ArrayRef> = Vec::with_capacity(batch.num_rows());
+        for row in 0..batch.num_rows() {
+            match self.evaluate(&batch.slice(row, 1)) {
+                Ok(value) => parts.push(value),
+                Err(message) => {
+                    failures.add(1, || format!("row {row} of its batch: {message}"));
+                    parts.push(new_null_array(&self.data_type, 1));
+                }
+            }
+        }
+        if parts.is_empty() {
+            // No rows, yet the whole batch failed: not a data problem.
+            return Err(whole);
+        }
+        let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
+        arrow_select::concat::concat(&refs).map_err(|e| format!("evaluating {}: {e}", self.text))
+    }
+}
+
+impl std::fmt::Display for CompiledExpr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::Int64Array;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use arrow_schema::{Field, Schema};
+    use datafusion_expr::{col, lit};
+
+    fn batch(x: &[i64], y: &[i64]) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("x", DataType::Int64, false),
+            Field::new("y", DataType::Int64, false),
+        ]));
+        RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int64Array::from(x.to_vec())),
+                Arc::new(Int64Array::from(y.to_vec())),
+            ],
+        )
+        .expect("valid batch")
+    }
+
+    fn divide(b: &RecordBatch) -> CompiledExpr {
+        let schema = DFSchema::try_from(b.schema()).expect("schema");
+        CompiledExpr::new(&(col("x") / col("y")), &schema).expect("compiles")
+    }
+
+    #[test]
+    fn failing_rows_become_null_and_are_counted() {
+        let b = batch(&[6, 1, 8, 2], &[3, 0, 2, 0]);
+        let e = divide(&b);
+        assert!(e.evaluate(&b).is_err());
+        let mut failures = RowFailures::default();
+        let values = e.evaluate_rows(&b, &mut failures).expect("rows evaluate");
+        let values = values.as_primitive::<Int64Type>();
+        assert_eq!(
+            values.iter().collect::<Vec<_>>(),
+            vec![Some(2), None, Some(4), None]
+        );
+        assert_eq!(failures.count, 2);
+        let first = failures.first.expect("a message");
+        assert!(
+            first.starts_with("row 1 of its batch: evaluating x / y"),
+            "{first}"
+        );
+        assert!(first.contains("Divide by zero"), "{first}");
+    }
+
+    #[test]
+    fn a_batch_that_evaluates_counts_nothing() {
+        let b = batch(&[6, 8], &[3, 2]);
+        let mut failures = RowFailures::default();
+        let values = divide(&b)
+            .evaluate_rows(&b, &mut failures)
+            .expect("evaluates");
+        assert_eq!(values.len(), 2);
+        assert_eq!(failures, RowFailures::default());
+    }
+
+    #[test]
+    fn an_empty_batch_never_fails_row_by_row() {
+        let b = batch(&[], &[]);
+        let schema = DFSchema::try_from(b.schema()).expect("schema");
+        let e = CompiledExpr::new(&(col("x") + lit(1i64)), &schema).expect("compiles");
+        let mut failures = RowFailures::default();
+        assert_eq!(e.evaluate_rows(&b, &mut failures).map(|a| a.len()), Ok(0));
+    }
+}
