@@ -96,13 +96,32 @@ impl<M: Monoid> DabaLite<M> {
         }
     }
 
-    /// `insert` as a call, for aggregates of [`LARGE_ELEMENT_BYTES`] or more:
-    /// inlined into the caller's loop, the whole insert of a 512-byte Bloom
-    /// filter ran about 10 % slower (the loop grows and the value is copied
-    /// around its frame), while small aggregates gain from inlining.
+    /// `insert` for aggregates of [`LARGE_ELEMENT_BYTES`] or more: the value
+    /// goes straight from the caller into its slot (one copy), and the rest
+    /// of the insert is a call ([`Self::settle_large_insert`]). Inlined
+    /// whole, the insert of a 512-byte Bloom filter ran about 10 % slower
+    /// (the caller's loop grows and the value is copied around its frame);
+    /// passed by value to a call, the value is first copied into the call's
+    /// argument.
+    #[inline(always)]
+    fn insert_large(&mut self, v: M::Agg) {
+        let first = self.deque.is_empty();
+        self.deque.push_back_inline(v);
+        self.settle_large_insert(first);
+    }
+
+    /// The rest of [`Self::insert_large`] once the value is in the deque:
+    /// what `insert_inline` does, reading the value from its slot.
     #[inline(never)]
-    fn insert_out_of_line(&mut self, v: M::Agg) {
-        self.insert_inline(v);
+    fn settle_large_insert(&mut self, first: bool) {
+        if first {
+            self.reset_pointers();
+            return;
+        }
+        if let Some(v) = self.deque.back() {
+            self.monoid.combine_into(&mut self.agg_b, v);
+        }
+        self.fixup();
     }
 
     /// One step of the incremental reversal, after an insert into a
@@ -142,7 +161,7 @@ impl<M: Monoid> FifoAggregator<M> for DabaLite<M> {
     #[inline(always)]
     fn insert(&mut self, v: M::Agg) {
         if mem::size_of::<M::Agg>() >= LARGE_ELEMENT_BYTES {
-            self.insert_out_of_line(v);
+            self.insert_large(v);
         } else {
             self.insert_inline(v);
         }

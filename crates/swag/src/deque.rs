@@ -316,6 +316,14 @@ impl<T> ChunkedDeque<T> {
     /// large enough, else a fresh allocation).
     #[inline]
     pub fn push_back(&mut self, value: T) {
+        self.push_back_inline(value);
+    }
+
+    /// [`Self::push_back`], always inlined: a large value then goes from the
+    /// caller's frame straight into its slot instead of through a call's
+    /// argument.
+    #[inline(always)]
+    pub(crate) fn push_back_inline(&mut self, value: T) {
         self.ensure_tail();
         // SAFETY: `tail` is allocated and `end` lies in its slot range (struct
         // invariant); the slot is uninitialized because it is at `end`.

@@ -10,7 +10,7 @@
 //! - static: fill a window of n items, then time rounds of evict, insert,
 //!   query (the reference harness's loop, with one sequentially consistent
 //!   fence per round unless `--no-fence`); million items/s, the median of
-//!   three trials.
+//!   three trials (the algorithms take turns within each trial).
 //! - dynamic: fill to n and drain to 0 repeatedly, querying after every
 //!   operation; million items/s (an item is one insert plus one evict).
 //! - latency: the time of each round at n = 2^10 and n = 2^22 (2^16 without
@@ -217,7 +217,7 @@ fn rounds_for(op: &str, full: bool) -> u64 {
     let base = match op {
         "sum" => 4_000_000,
         "geomean" => 2_000_000,
-        _ => 200_000,
+        _ => 800_000,
     };
     if full { base } else { base / 4 }
 }
@@ -271,22 +271,25 @@ fn throughput_experiment(cfg: &Config, dynamic: bool) -> Vec<Throughput> {
         println!();
         for n in sizes(cfg.full) {
             print!("{n:>9}");
-            for &algo in &cfg.algorithms {
-                // Median of three trials: this machine is shared and noisy.
-                let rounds = rounds_for(op, cfg.full) / 2;
-                let mut trials: Vec<f64> = (0..3)
-                    .map(|_| {
-                        if dynamic {
-                            with_operator!(op.as_str(), algo, run_dynamic(n, rounds))
-                        } else {
-                            with_operator!(op.as_str(), algo, run_static(n, rounds, cfg.fence))
-                        }
-                    })
-                    .collect();
-                trials.sort_by(f64::total_cmp);
-                let per_s = trials[1];
+            let _ = std::io::stdout().flush();
+            // Median of three trials: this machine is shared and noisy. The
+            // algorithms take turns within each trial, so that a slow spell
+            // of the machine reaches all of them rather than one.
+            let rounds = rounds_for(op, cfg.full) / 2;
+            let mut trials = vec![Vec::new(); cfg.algorithms.len()];
+            for _ in 0..3 {
+                for (&algo, runs) in cfg.algorithms.iter().zip(&mut trials) {
+                    runs.push(if dynamic {
+                        with_operator!(op.as_str(), algo, run_dynamic(n, rounds))
+                    } else {
+                        with_operator!(op.as_str(), algo, run_static(n, rounds, cfg.fence))
+                    });
+                }
+            }
+            for (&algo, mut runs) in cfg.algorithms.iter().zip(trials) {
+                runs.sort_by(f64::total_cmp);
+                let per_s = runs[1];
                 print!("{:>17.2}", per_s / 1e6);
-                let _ = std::io::stdout().flush();
                 rows.push(Throughput {
                     op: op.clone(),
                     algorithm: algo,
