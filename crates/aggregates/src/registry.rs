@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use crate::functions::{
-    ArgExtreme, Avg, Count, Extreme, ExtremeCount, FirstLast, Geomean, M4, RegrSlope, RelVar, Sum,
-    Variance, VarianceKind,
+    ArgExtreme, Avg, Count, Extreme, ExtremeCount, FirstLast, FloatExtreme, Geomean, M4, RegrSlope,
+    RelVar, Sum, Variance, VarianceKind,
 };
 use crate::sketch::{ApproxCountDistinct, ApproxPercentile, BloomContains, CountMin};
 use crate::{Aggregate, AggregateError, ArgType, Literal, OutputType, Scalar, ValueType};
@@ -223,6 +223,16 @@ impl Bound {
             Bound::Sum(_) => v.visit(Sum::<i64>::default()),
             Bound::Avg(ValueType::Float64) => v.visit(Avg::<f64>::default()),
             Bound::Avg(_) => v.visit(Avg::<i64>::default()),
+            Bound::Extreme {
+                ty: ValueType::Float64,
+                max,
+            } => {
+                if max {
+                    v.visit(FloatExtreme::<true>)
+                } else {
+                    v.visit(FloatExtreme::<false>)
+                }
+            }
             Bound::Extreme { ty, max: true } => {
                 with_scalar!(ty, T => v.visit(Extreme::<T, true>::default()))
             }

@@ -11,5 +11,7 @@ mod order;
 mod stats;
 
 pub use numeric::{Avg, Count, Sum, Summable};
-pub use order::{ArgExtreme, Extreme, ExtremeCount, FirstLast, M4, M4Output, M4State};
+pub use order::{
+    ArgExtreme, Extreme, ExtremeCount, FirstLast, FloatExtreme, M4, M4Output, M4State, MaybeF64,
+};
 pub use stats::{CoMoments, Geomean, Moments, RegrSlope, RelVar, Variance, VarianceKind};
