@@ -35,6 +35,5 @@ pub use engine::{
     StreamInfo, StreamOptions, StreamStats,
 };
 pub use error::EngineError;
-pub use expr::RowFailures;
 pub use operator::WindowAlgorithm;
 pub use partition::Partitioner;
