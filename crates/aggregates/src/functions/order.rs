@@ -384,7 +384,10 @@ mod tests {
         let min = FloatExtreme::<false>;
         let (neg_zero, zero) = (MaybeF64::some(-0.0), MaybeF64::some(0.0));
         let bits = |m: MaybeF64| m.get().map(f64::to_bits);
-        assert_eq!(bits(max.combine(&neg_zero, &zero)), Some((-0.0f64).to_bits()));
+        assert_eq!(
+            bits(max.combine(&neg_zero, &zero)),
+            Some((-0.0f64).to_bits())
+        );
         assert_eq!(bits(min.combine(&zero, &neg_zero)), Some(0.0f64.to_bits()));
         let nan = MaybeF64::some(f64::NAN);
         let big = MaybeF64::some(f64::INFINITY);
