@@ -543,18 +543,30 @@ fn planning_errors_say_what_and_where() {
         err("SELECT max(v) OVER (ROWS BETWEEN 3 PRECEDING AND 1 FOLLOWING) FROM s")
             .starts_with("not supported in continuous queries: FOLLOWING")
     );
-    assert!(
-        err("SELECT v FROM s ORDER BY v")
-            .starts_with("not supported in continuous queries: ORDER BY")
-    );
-    assert!(
-        err("SELECT s.v FROM s JOIN s AS t ON s.ts = t.ts")
-            .starts_with("not supported in continuous queries: joins")
-    );
-    assert!(
-        err("SELECT v FROM (SELECT v FROM s)")
-            .starts_with("not supported in continuous queries: subqueries")
-    );
+    // Unsupported clauses are named and pointed at.
+    for (sql, what, column) in [
+        ("SELECT v FROM s ORDER BY v", "ORDER BY outside OVER", 26),
+        ("SELECT s.v FROM s JOIN s AS t ON s.ts = t.ts", "joins", 24),
+        ("SELECT v FROM s, s AS t", "joins", 18),
+        ("SELECT v FROM (SELECT v FROM s)", "subqueries", 16),
+        ("SELECT DISTINCT key FROM s", "SELECT DISTINCT", 1),
+        (
+            "SELECT key FROM s GROUP BY key HAVING key > 'a'",
+            "HAVING",
+            39,
+        ),
+        ("WITH x AS (SELECT v FROM s) SELECT v FROM x", "WITH", 1),
+    ] {
+        let message = err(sql);
+        assert!(
+            message.starts_with(&format!("not supported in continuous queries: {what}")),
+            "{message}"
+        );
+        assert!(
+            message.contains(&format!("at line 1, column {column}\n")),
+            "{message}"
+        );
+    }
     assert!(err("SELECT max(v) OVER (ROWS 3 PRECEDING FROM s").starts_with("syntax error"));
     assert!(
         err("SELECT max(v) OVER (RANGE 'ten seconds') FROM s").contains("RANGE needs a duration")
@@ -606,6 +618,24 @@ fn a_stream_alias_qualifies_columns_and_hides_the_name() {
         .to_string();
     assert!(
         err.starts_with("unknown stream 's'; did you mean 'x'?"),
+        "{err}"
+    );
+    // `x.*` is every column, like `*`.
+    let names_of = |sql: &str| -> Vec<String> {
+        let schema = engine.query(sql).unwrap().schema();
+        schema.fields().iter().map(|f| f.name().clone()).collect()
+    };
+    assert_eq!(
+        names_of("SELECT x.*, max(v) OVER (ROWS 1 PRECEDING) AS m FROM s AS x"),
+        ["ts", "key", "v", "m"]
+    );
+    assert_eq!(names_of("SELECT S.* FROM s"), ["ts", "key", "v"]);
+    let err = engine
+        .query("SELECT s.* FROM s AS x")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("s.* names no stream here; write x.* at line 1, column 8"),
         "{err}"
     );
 }

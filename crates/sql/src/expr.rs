@@ -18,19 +18,19 @@ use crate::types::arrow_type;
 
 /// The location of an AST node's start, when sqlparser knows it.
 pub fn location_of(node: &impl Spanned) -> Option<Location> {
-    let start = node.span().start;
-    (start.line > 0).then_some(Location {
-        line: start.line,
-        column: start.column,
-    })
+    span_location(node.span())
 }
 
 /// The location of an identifier.
 pub fn ident_location(ident: &ast::Ident) -> Option<Location> {
-    let start = ident.span.start;
-    (start.line > 0).then_some(Location {
-        line: start.line,
-        column: start.column,
+    span_location(ident.span)
+}
+
+/// Where `span` starts, unless it is empty (line 0).
+pub fn span_location(span: sqlparser::tokenizer::Span) -> Option<Location> {
+    (span.start.line > 0).then_some(Location {
+        line: span.start.line,
+        column: span.start.column,
     })
 }
 

@@ -10,11 +10,12 @@ use sliq_aggregates::registry::{self, CallOptions};
 use sliq_aggregates::{ArgType, Literal, OutputType, ValueType};
 use sqlparser::ast::{
     self, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, NullTreatment, ObjectName,
-    SelectItem, SetExpr, TableFactor, WindowFrameBound, WindowFrameUnits, WindowType,
+    SelectItem, SelectItemQualifiedWildcardKind, SetExpr, TableFactor, WindowFrameBound,
+    WindowFrameUnits, WindowType,
 };
 
 use crate::error::{SqlError, SqlErrorKind, closest};
-use crate::expr::{ExprConverter, df_schema, ident_location, literal, location_of};
+use crate::expr::{ExprConverter, df_schema, ident_location, literal, location_of, span_location};
 use crate::parser::{DurationError, duration_ms, parse_statements};
 use crate::plan::{
     AggregateCall, AggregateFunction, Catalog, Frame, QueryPlan, Statement, StreamDefinition,
@@ -291,18 +292,22 @@ fn null_of(t: &DataType) -> datafusion_common::ScalarValue {
 
 /// Plans a `SELECT` as a continuous query.
 fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<QueryPlan, SqlError> {
-    if query.with.is_some() {
-        return Err(SqlError::unsupported("WITH (common table expressions)"));
+    if let Some(with) = &query.with {
+        return Err(
+            SqlError::unsupported("WITH (common table expressions)").or_at(location_of(with))
+        );
     }
-    if query.order_by.is_some() {
-        return Err(SqlError::unsupported(
-            "ORDER BY outside OVER (results come in arrival order)",
-        ));
+    if let Some(order_by) = &query.order_by {
+        return Err(
+            SqlError::unsupported("ORDER BY outside OVER (results come in arrival order)")
+                .or_at(location_of(order_by)),
+        );
     }
-    if query.fetch.is_some() {
-        return Err(SqlError::unsupported(
-            "FETCH (use LIMIT n to stop after n rows)",
-        ));
+    if let Some(fetch) = &query.fetch {
+        return Err(
+            SqlError::unsupported("FETCH (use LIMIT n to stop after n rows)")
+                .or_at(location_of(fetch)),
+        );
     }
     let limit = match &query.limit_clause {
         None => None,
@@ -330,32 +335,51 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
                 )));
             }
         },
-        Some(other) => return Err(SqlError::unsupported(format!("{other} (only LIMIT n)"))),
+        Some(other) => {
+            return Err(
+                SqlError::unsupported(format!("{other} (only LIMIT n)")).or_at(location_of(other))
+            );
+        }
     };
     let select = match query.body.as_ref() {
         SetExpr::Select(select) => select,
         SetExpr::Query(inner) => return plan_query(inner, sql, catalog),
-        _ => {
+        body => {
             return Err(SqlError::unsupported(
                 "set operations (UNION, INTERSECT, EXCEPT) and VALUES",
-            ));
+            )
+            .or_at(location_of(body)));
         }
     };
     if select.distinct.is_some() {
-        return Err(SqlError::unsupported("SELECT DISTINCT"));
+        return Err(SqlError::unsupported("SELECT DISTINCT")
+            .or_at(span_location(select.select_token.0.span)));
     }
-    if select.having.is_some() || select.qualify.is_some() {
-        return Err(SqlError::unsupported("HAVING / QUALIFY"));
+    if let Some(having) = &select.having {
+        return Err(SqlError::unsupported("HAVING (filter with WHERE)").or_at(location_of(having)));
+    }
+    if let Some(qualify) = &select.qualify {
+        return Err(SqlError::unsupported("QUALIFY").or_at(location_of(qualify)));
     }
     let table = match select.from.as_slice() {
         [t] if t.joins.is_empty() => t,
         [] => return Err(SqlError::plan("a continuous query needs FROM <stream>")),
-        _ => return Err(SqlError::unsupported("joins")),
+        [t] => {
+            let join = t.joins.first().and_then(|j| location_of(&j.relation));
+            return Err(SqlError::unsupported("joins").or_at(join));
+        }
+        [_, second, ..] => {
+            return Err(SqlError::unsupported("joins").or_at(location_of(second)));
+        }
     };
     let (stream_name, alias) = match &table.relation {
         TableFactor::Table { name, alias, .. } => (name, alias),
-        TableFactor::Derived { .. } => return Err(SqlError::unsupported("subqueries")),
-        other => return Err(SqlError::unsupported(format!("FROM {other}"))),
+        TableFactor::Derived { .. } => {
+            return Err(SqlError::unsupported("subqueries").or_at(location_of(&table.relation)));
+        }
+        other => {
+            return Err(SqlError::unsupported(format!("FROM {other}")).or_at(location_of(other)));
+        }
     };
     let stream = object_name(stream_name);
     let Some((input_schema, stream_event_time)) = catalog.stream(&stream) else {
@@ -367,7 +391,9 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
         Some(alias) if alias.columns.is_empty() => {
             ExprConverter::new(input_df, &stream).aliased(&alias.name.value)
         }
-        Some(_) => return Err(SqlError::unsupported("column aliases in FROM")),
+        Some(alias) => {
+            return Err(SqlError::unsupported("column aliases in FROM").or_at(location_of(alias)));
+        }
     };
 
     let filter = match &select.selection {
@@ -386,7 +412,11 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
         GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => {
             exprs.iter().collect()
         }
-        GroupByExpr::Expressions(..) => return Err(SqlError::unsupported("GROUP BY modifiers")),
+        GroupByExpr::Expressions(..) => {
+            return Err(
+                SqlError::unsupported("GROUP BY modifiers").or_at(location_of(&select.group_by))
+            );
+        }
         GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
     };
     let group_keys = group_by
@@ -414,9 +444,23 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
 
     // Select items, with aggregate calls replaced by intermediate columns.
     let mut items: Vec<(String, Expr)> = Vec::new();
+    // What `x.*` may qualify: the alias, which hides the stream's name.
+    let visible_name = alias
+        .as_ref()
+        .map_or(stream.as_str(), |a| a.name.value.as_str());
     for item in &select.projection {
         match item {
-            SelectItem::Wildcard(_) => {
+            SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(name), _)
+                if !object_name(name).eq_ignore_ascii_case(visible_name) =>
+            {
+                return Err(SqlError::plan(format!(
+                    "{name}.* names no stream here; write {visible_name}.*"
+                ))
+                .or_at(location_of(item)));
+            }
+            // SliqDialect parses no wildcard options (EXCLUDE, REPLACE, …).
+            SelectItem::Wildcard(_)
+            | SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(_), _) => {
                 for f in input_schema.fields() {
                     items.push((
                         f.name().clone(),
@@ -432,7 +476,10 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
                 let converted = planner.convert_item(expr)?;
                 items.push((alias.value.clone(), converted));
             }
-            other => return Err(SqlError::unsupported(format!("the select item {other}"))),
+            other => {
+                return Err(SqlError::unsupported(format!("the select item {other}"))
+                    .or_at(location_of(other)));
+            }
         }
     }
     let AggregatePlanner {
