@@ -1022,6 +1022,9 @@ fn limit_stops_a_query_after_n_rows() {
         "the query ended"
     );
     assert!(engine.queries().is_empty());
+    // Its handle still has its counters.
+    let stats = q.stats();
+    assert_eq!((stats.id, stats.rows_out, stats.batches), (q.id(), 4, 2));
     let err = engine
         .query("SELECT ts FROM s LIMIT 2 OFFSET 1")
         .unwrap_err()

@@ -316,7 +316,7 @@ impl Session {
             }
         };
         writer.finish()?;
-        self.note_nulls(&query);
+        Self::note_nulls(&query);
         let secs = start.elapsed().as_secs_f64();
         if self.timing {
             match rows_in {
@@ -339,11 +339,8 @@ impl Session {
 
     /// Says how many of `query`'s rows carry NULL because they were late or a
     /// value could not be computed, so that no NULL goes unexplained.
-    fn note_nulls(&self, query: &Query) {
-        let stats = self.engine.stats();
-        let Some(q) = stats.queries.iter().find(|q| q.id == query.id()) else {
-            return;
-        };
+    fn note_nulls(query: &Query) {
+        let q = query.stats();
         if q.late_rows > 0 {
             note!(
                 "query {}: {} late row(s) got NULL for their RANGE aggregates",

@@ -205,11 +205,20 @@ struct QueryState {
     sql: String,
     stream: String,
     schema: SchemaRef,
-    compiled: Mutex<CompiledQuery>,
+    /// Shared with the [`Query`] handle, which outlives the registration
+    /// (after `LIMIT`, or once the stream is dropped).
+    compiled: Arc<Mutex<CompiledQuery>>,
     sender: Sender<Result<RecordBatch, EngineError>>,
-    stats: Mutex<QueryStats>,
+    stats: Arc<Mutex<QueryStats>>,
     /// `LIMIT n`: stop after `n` rows.
     limit: Option<u64>,
+}
+
+/// A snapshot of a query's counters, with its current key counts.
+fn query_stats(stats: &Mutex<QueryStats>, compiled: &Mutex<CompiledQuery>) -> QueryStats {
+    let mut snapshot = stats.lock().clone();
+    snapshot.keys = compiled.lock().key_counts();
+    snapshot
 }
 
 struct StreamState {
@@ -622,24 +631,27 @@ impl Engine {
             sql: plan.sql.clone(),
             stream: stream.name.clone(),
             schema: Arc::clone(&plan.output_schema),
-            compiled: Mutex::new(compiled),
+            compiled: Arc::new(Mutex::new(compiled)),
             limit: plan.limit,
             sender,
-            stats: Mutex::new(QueryStats {
+            stats: Arc::new(Mutex::new(QueryStats {
                 id,
                 stream: stream.name.clone(),
                 sql: plan.sql.clone(),
                 ..Default::default()
-            }),
+            })),
         });
-        stream.update_queries(|queries| queries.push(state));
-        Ok(Query {
+        let query = Query {
             id,
             schema: Arc::clone(&plan.output_schema),
             limit: plan.limit,
             receiver,
-            stream,
-        })
+            stats: Arc::clone(&state.stats),
+            compiled: Arc::clone(&state.compiled),
+            stream: Arc::clone(&stream),
+        };
+        stream.update_queries(|queries| queries.push(state));
+        Ok(query)
     }
 
     /// Every stream, by name.
@@ -682,11 +694,7 @@ impl Engine {
         let mut queries: Vec<QueryStats> = streams
             .values()
             .flat_map(|s| s.queries.read().to_vec())
-            .map(|q| {
-                let mut stats = q.stats.lock().clone();
-                stats.keys = q.compiled.lock().key_counts();
-                stats
-            })
+            .map(|q| query_stats(&q.stats, &q.compiled))
             .collect();
         queries.sort_by_key(|q| q.id);
         EngineStats {
@@ -942,6 +950,8 @@ pub struct Query {
     schema: SchemaRef,
     limit: Option<u64>,
     receiver: Receiver<Result<RecordBatch, EngineError>>,
+    stats: Arc<Mutex<QueryStats>>,
+    compiled: Arc<Mutex<CompiledQuery>>,
     stream: Arc<StreamState>,
 }
 
@@ -968,6 +978,12 @@ impl Query {
     /// The query's `LIMIT`, if it has one.
     pub fn limit(&self) -> Option<u64> {
         self.limit
+    }
+
+    /// A snapshot of its counters (as in [`Engine::stats`]), also after it
+    /// stopped at its `LIMIT` or its stream was dropped.
+    pub fn stats(&self) -> QueryStats {
+        query_stats(&self.stats, &self.compiled)
     }
 
     /// The next result, waiting for it. [`EngineError::Closed`] once the
