@@ -19,6 +19,7 @@ use crate::generator::Generator;
 
 mod decoder;
 mod explain;
+mod header;
 mod lines;
 
 pub use lines::Lines;

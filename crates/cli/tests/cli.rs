@@ -174,6 +174,60 @@ fn malformed_csv_lines_fail_with_their_line_number_or_are_skipped() {
 }
 
 #[test]
+fn csv_headers_map_columns_by_name() {
+    let select = |path: &std::path::Path| {
+        format!(
+            "CREATE STREAM s (ts BIGINT, key VARCHAR, v DOUBLE) WITH (path = '{}'); \
+             SELECT ts, key, sum(v) OVER (ROWS 9 PRECEDING) AS s FROM s;",
+            path.display()
+        )
+    };
+    // Another order and a column the stream lacks, from a file and from stdin.
+    let text = b"KEY,note,v,ts\na,\"x, y\",1.5,1\nb,z,2.5,2\n";
+    let path = scratch("reordered.csv", text);
+    let out = run(&["--format", "csv", "-c", &select(&path)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "ts,key,s\n1,a,1.5\n2,b,4.0\n");
+    let mut child = sliq()
+        .args([
+            "--format",
+            "csv",
+            "-c",
+            "CREATE STREAM s (ts BIGINT, key VARCHAR, v DOUBLE) WITH (source = 'stdin'); \
+             SELECT ts, key, v FROM s;",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(text).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(stdout(&out), "ts,key,v\n1,a,1.5\n2,b,2.5\n");
+    // Other names: by position, with a note.
+    let path = scratch("renamed.csv", b"a,b,c\n1,a,1.5\n");
+    let out = run(&["--format", "csv", "-c", &select(&path)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "ts,key,s\n1,a,1.5\n");
+    assert!(
+        stderr(&out).contains("names none of the stream's columns; reading them by position"),
+        "{}",
+        stderr(&out)
+    );
+    // Some of the names: refused, naming what is missing.
+    let path = scratch("partial.csv", b"ts,k,v\n1,a,1.5\n");
+    let out = run(&["--format", "csv", "-c", &select(&path)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(
+            "partial.csv, line 1: the header (ts, k, v) lacks the stream's column(s) key"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn results_before_a_failing_batch_are_all_printed() {
     // 20,000 good lines, then a bad one in the third batch of 8,192 rows.
     let mut text = String::from("seq,ts,key,v\n");

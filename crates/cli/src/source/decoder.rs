@@ -1,13 +1,38 @@
 //! One push decoder for a text source's format: arrow-csv's or arrow-json's,
 //! behind the few calls the readers need.
 
+use std::sync::Arc;
+
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, SchemaRef};
 
 use super::{Format, TextOptions};
 
+/// The columns of a text source as they appear in it, and which of them,
+/// in the stream's order, make a row of the stream (from a CSV header that
+/// lists the stream's columns in another order, or more besides).
+#[derive(Clone, Debug)]
+pub(super) struct FileColumns {
+    /// Every column of the source, in its order; those that are the
+    /// stream's have the stream's fields.
+    pub(super) schema: SchemaRef,
+    /// The source's column of each stream column; `None` when the source's
+    /// columns are the stream's.
+    pub(super) projection: Option<Vec<usize>>,
+}
+
+impl FileColumns {
+    /// A source whose columns are `schema`'s, in its order.
+    pub(super) fn of(schema: SchemaRef) -> Self {
+        FileColumns {
+            schema,
+            projection: None,
+        }
+    }
+}
+
 /// An arrow-csv or arrow-json decoder whose batches hold up to `batch_rows`
-/// rows of `schema`.
+/// rows of the stream.
 pub(super) enum TextDecoder {
     Csv(Box<arrow_csv::reader::Decoder>),
     Json {
@@ -19,12 +44,14 @@ pub(super) enum TextDecoder {
 impl TextDecoder {
     /// A decoder for `text`'s format (header lines are left to the caller).
     pub(super) fn new(
-        schema: SchemaRef,
+        columns: &FileColumns,
         text: &TextOptions,
         batch_rows: usize,
     ) -> Result<Self, ArrowError> {
         let batch_rows = batch_rows.max(1);
+        let schema = Arc::clone(&columns.schema);
         Ok(match text.format {
+            // JSON objects name their fields: no projection needed.
             Format::JsonLines => TextDecoder::Json {
                 decoder: Box::new(
                     arrow_json::ReaderBuilder::new(schema)
@@ -33,24 +60,27 @@ impl TextDecoder {
                 ),
                 batch_rows,
             },
-            _ => TextDecoder::Csv(Box::new(
-                arrow_csv::ReaderBuilder::new(schema)
+            _ => {
+                let mut builder = arrow_csv::ReaderBuilder::new(schema)
                     .with_header(false)
                     .with_delimiter(text.delimiter)
-                    .with_batch_size(batch_rows)
-                    .build_decoder(),
-            )),
+                    .with_batch_size(batch_rows);
+                if let Some(projection) = &columns.projection {
+                    builder = builder.with_projection(projection.clone());
+                }
+                TextDecoder::Csv(Box::new(builder.build_decoder()))
+            }
         })
     }
 
     /// Decodes `bytes` (whole records) into one batch of up to `rows` rows.
     pub(super) fn decode_whole(
-        schema: SchemaRef,
+        columns: &FileColumns,
         text: &TextOptions,
         mut bytes: &[u8],
         rows: usize,
     ) -> Result<Option<RecordBatch>, ArrowError> {
-        let mut decoder = Self::new(schema, text, rows)?;
+        let mut decoder = Self::new(columns, text, rows)?;
         while !bytes.is_empty() {
             let used = decoder.decode(bytes)?;
             if used == 0 {

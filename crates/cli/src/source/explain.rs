@@ -10,11 +10,17 @@ use arrow_array::cast::AsArray;
 use arrow_schema::{DataType, Field, Schema};
 
 use super::TextOptions;
-use super::decoder::TextDecoder;
+use super::decoder::{FileColumns, TextDecoder};
 
-/// Why the CSV `line` does not decode with `schema`; `None` when it is not
-/// a wrong field count or a value of the wrong type.
-pub(super) fn explain(schema: &Schema, text: &TextOptions, line: &[u8]) -> Option<String> {
+/// Why the CSV `line` does not decode with `schema`, the columns of `whose`
+/// ("the stream", or "the header" that named them); `None` when it is not a
+/// wrong field count or a value of the wrong type.
+pub(super) fn explain(
+    schema: &Schema,
+    whose: &str,
+    text: &TextOptions,
+    line: &[u8],
+) -> Option<String> {
     if let Err(e) = std::str::from_utf8(line) {
         let at = e.valid_up_to();
         let column = field_at(line, at, text.delimiter);
@@ -27,7 +33,9 @@ pub(super) fn explain(schema: &Schema, text: &TextOptions, line: &[u8]) -> Optio
             at + 1
         ));
     }
-    let decode = |schema: Schema| TextDecoder::decode_whole(Arc::new(schema), text, line, 1);
+    let decode = |schema: Schema| {
+        TextDecoder::decode_whole(&FileColumns::of(Arc::new(schema)), text, line, 1)
+    };
     let as_text: Vec<Field> = schema
         .fields()
         .iter()
@@ -41,7 +49,7 @@ pub(super) fn explain(schema: &Schema, text: &TextOptions, line: &[u8]) -> Optio
             .ok()?;
         let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
         return Some(format!(
-            "{} fields where the stream has {} ({})",
+            "{} fields where {whose} has {} ({})",
             found.fields().len(),
             names.len(),
             names.join(", ")
@@ -103,11 +111,11 @@ mod tests {
     #[test]
     fn a_value_of_the_wrong_type_is_named_by_its_column() {
         assert_eq!(
-            explain(&schema(), &csv(b','), b"1,a,oops\n").as_deref(),
+            explain(&schema(), "the stream", &csv(b','), b"1,a,oops\n").as_deref(),
             Some("column 'v' (Float64): cannot read 'oops'")
         );
         assert_eq!(
-            explain(&schema(), &csv(b';'), b"x;\"a;b\";2\n").as_deref(),
+            explain(&schema(), "the stream", &csv(b';'), b"x;\"a;b\";2\n").as_deref(),
             Some("column 'seq' (Int64): cannot read 'x'")
         );
     }
@@ -115,11 +123,11 @@ mod tests {
     #[test]
     fn a_wrong_field_count_names_the_stream_columns() {
         assert_eq!(
-            explain(&schema(), &csv(b','), b"1,a\n").as_deref(),
+            explain(&schema(), "the stream", &csv(b','), b"1,a\n").as_deref(),
             Some("2 fields where the stream has 3 (seq, key, v)")
         );
         assert_eq!(
-            explain(&schema(), &csv(b','), b"1,\"a,b\",2,3\n").as_deref(),
+            explain(&schema(), "the stream", &csv(b','), b"1,\"a,b\",2,3\n").as_deref(),
             Some("4 fields where the stream has 3 (seq, key, v)")
         );
     }
@@ -127,17 +135,20 @@ mod tests {
     #[test]
     fn invalid_utf8_is_named_by_its_column_and_byte() {
         assert_eq!(
-            explain(&schema(), &csv(b','), b"1,\xff\xfe,2\n").as_deref(),
+            explain(&schema(), "the stream", &csv(b','), b"1,\xff\xfe,2\n").as_deref(),
             Some("column 'key': invalid UTF-8 at byte 3 of the line")
         );
         assert_eq!(
-            explain(&schema(), &csv(b','), b"1,\"a,b\",\xc3\n").as_deref(),
+            explain(&schema(), "the stream", &csv(b','), b"1,\"a,b\",\xc3\n").as_deref(),
             Some("column 'v': invalid UTF-8 at byte 9 of the line")
         );
     }
 
     #[test]
     fn a_good_line_has_nothing_to_explain() {
-        assert_eq!(explain(&schema(), &csv(b','), b"1,a,2.5\n"), None);
+        assert_eq!(
+            explain(&schema(), "the stream", &csv(b','), b"1,a,2.5\n"),
+            None
+        );
     }
 }

@@ -18,15 +18,18 @@ use arrow_schema::{ArrowError, SchemaRef};
 
 use crate::console::note;
 
-use super::decoder::TextDecoder;
-use super::explain;
+use super::decoder::{FileColumns, TextDecoder};
 use super::{BATCH_ROWS, Format, Liveness, OnError, SourceError, TextOptions};
+use super::{explain, header};
 
 /// A text source decoded into batches.
 pub struct Lines {
     input: BufReader<Box<dyn Read + Send>>,
     what: String,
     schema: SchemaRef,
+    /// The columns as the source lays them out (a CSV header may reorder
+    /// them or add others).
+    columns: FileColumns,
     text: TextOptions,
     live: Liveness,
     /// Lines read so far (blank lines and the header included).
@@ -62,6 +65,7 @@ impl Lines {
         Lines {
             input,
             what,
+            columns: FileColumns::of(Arc::clone(&schema)),
             schema,
             text,
             live,
@@ -115,10 +119,11 @@ impl Lines {
                 return Ok(Ok(None));
             }
             self.line = 1;
+            self.read_header(&header)?;
         }
         let decoder = match &mut self.bulk {
             Some(decoder) => decoder,
-            empty => match TextDecoder::new(Arc::clone(&self.schema), &self.text, BATCH_ROWS) {
+            empty => match TextDecoder::new(&self.columns, &self.text, BATCH_ROWS) {
                 Ok(decoder) => empty.insert(decoder),
                 Err(e) => return Err(SourceError::Options(format!("{}: {e}", self.what))),
             },
@@ -165,19 +170,39 @@ impl Lines {
         }
         for line in read.split_inclusive(|&b| b == b'\n') {
             self.line += 1;
-            self.add_line(line, chunk);
+            self.add_line(line, chunk)?;
         }
         Ok(())
     }
 
-    /// Adds the line just counted to `chunk`, unless it is blank or the header.
-    fn add_line(&self, line: &[u8], chunk: &mut Chunk) {
-        let blank = line.iter().all(|b| b.is_ascii_whitespace());
-        let header = self.text.skips_header() && self.line == 1;
-        if !blank && !header {
+    /// Adds the line just counted to `chunk`, unless it is blank or the
+    /// header (which says how the columns are laid out).
+    fn add_line(&mut self, line: &[u8], chunk: &mut Chunk) -> Result<(), SourceError> {
+        if self.text.skips_header() && self.line == 1 {
+            return self.read_header(line);
+        }
+        if !line.iter().all(|b| b.is_ascii_whitespace()) {
             chunk.starts.push((self.line, chunk.bytes.len()));
             chunk.bytes.extend_from_slice(line);
         }
+        Ok(())
+    }
+
+    /// Matches the CSV header `line` with the stream's columns.
+    fn read_header(&mut self, line: &[u8]) -> Result<(), SourceError> {
+        let (columns, remark) =
+            header::file_columns(line, &self.schema, &self.text).map_err(|message| {
+                SourceError::Malformed {
+                    what: self.what.clone(),
+                    line: 1,
+                    message,
+                }
+            })?;
+        if let Some(remark) = remark {
+            note!("{}: {remark}", self.what);
+        }
+        self.columns = columns;
+        Ok(())
     }
 
     /// Reads lines into `chunk` until it holds a batch's rows, the input
@@ -195,14 +220,14 @@ impl Lines {
                 break;
             }
             self.line += 1;
-            self.add_line(&line, chunk);
+            self.add_line(&line, chunk)?;
         }
         Ok(())
     }
 
     /// Decodes `bytes` (whole lines) into one batch.
     fn decode(&self, bytes: &[u8], rows: usize) -> Result<Option<RecordBatch>, ArrowError> {
-        TextDecoder::decode_whole(Arc::clone(&self.schema), &self.text, bytes, rows)
+        TextDecoder::decode_whole(&self.columns, &self.text, bytes, rows)
     }
 
     /// Decodes each line of `chunk` on its own: names each malformed line,
@@ -221,7 +246,13 @@ impl Lines {
                 Ok(batch) => good.extend(batch),
                 Err(e) => {
                     let explained = match self.text.format {
-                        Format::Csv => explain::explain(&self.schema, &self.text, text),
+                        Format::Csv => {
+                            let whose = match self.columns.projection {
+                                Some(_) => "the header",
+                                None => "the stream",
+                            };
+                            explain::explain(&self.columns.schema, whose, &self.text, text)
+                        }
                         _ => None,
                     };
                     let error = SourceError::Malformed {
