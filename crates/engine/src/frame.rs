@@ -5,6 +5,11 @@
 use sliq_sql::Frame;
 use sliq_swag::ChunkedDeque;
 
+/// How many rows ahead the RANGE pass prefetches a key's deque struct, and
+/// then its ends.
+const PREFETCH_STRUCT: usize = 12;
+const PREFETCH_ENDS: usize = 4;
+
 /// Per-row outcome of the frame pass.
 #[derive(Default)]
 pub struct FramePass {
@@ -129,6 +134,14 @@ impl FrameState {
             FrameState::Range { width, times: held } => {
                 let event_times = times.unwrap_or(&[]);
                 for (row, &key) in key_ids.iter().enumerate() {
+                    // Keys' deques lie apart: start fetching those of the
+                    // rows a few ahead (struct, then its ends).
+                    if let Some(&ahead) = key_ids.get(row + PREFETCH_STRUCT) {
+                        sliq_swag::prefetch(held.as_ptr().wrapping_add(ahead as usize));
+                    }
+                    if let Some(ahead) = key_ids.get(row + PREFETCH_ENDS) {
+                        held[*ahead as usize].prefetch_ends();
+                    }
                     let deque = &mut held[key as usize];
                     let t = event_times.get(row).copied().flatten();
                     match t {

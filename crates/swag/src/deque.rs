@@ -529,6 +529,15 @@ impl<T> ChunkedDeque<T> {
         total
     }
 
+    /// A hint: start fetching the front element and the slot the next
+    /// `push_back` writes, for a caller about to use this deque (one of
+    /// many, e.g. one per key). Changes nothing.
+    #[inline]
+    pub fn prefetch_ends(&self) {
+        self.prefetch_slot(&self.cursor_front(), 0);
+        self.prefetch_slot(&self.cursor_end(), 0);
+    }
+
     // ---- crate-internal cursors ----
 
     /// Prefetches the header of the block `c` is in (see
