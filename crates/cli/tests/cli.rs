@@ -194,7 +194,7 @@ fn csv_headers_map_columns_by_name() {
             "csv",
             "-c",
             "CREATE STREAM s (ts BIGINT, key VARCHAR, v DOUBLE) WITH (source = 'stdin'); \
-             SELECT ts, key, v FROM s;",
+             SELECT s.* FROM s;",
         ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
