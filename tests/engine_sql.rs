@@ -568,6 +568,15 @@ fn planning_errors_say_what_and_where() {
         );
     }
     assert!(err("SELECT max(v) OVER (ROWS 3 PRECEDING FROM s").starts_with("syntax error"));
+    // A syntax error after EXPLAIN points into the statement explained.
+    let explained = engine
+        .execute("EXPLAIN SELECT max(v) OVER (ROWS 3 PRECEDING garbage) FROM s")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        explained.starts_with("syntax error: Expected: ), found: garbage at line 1, column 46"),
+        "{explained}"
+    );
     assert!(
         err("SELECT max(v) OVER (RANGE 'ten seconds') FROM s").contains("RANGE needs a duration")
     );

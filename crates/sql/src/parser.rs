@@ -49,10 +49,42 @@ pub fn parse_statements(sql: &str) -> Result<Vec<Statement>, SqlError> {
         })
         .map_err(|e| e.with_source(sql))?;
     let tokens = rewrite(tokens);
-    Parser::new(&dialect)
-        .with_tokens_with_locations(tokens)
-        .parse_statements()
-        .map_err(|e| parser_error(e).with_source(sql))
+    let parse = |tokens: Vec<TokenWithSpan>| {
+        Parser::new(&dialect)
+            .with_tokens_with_locations(tokens)
+            .parse_statements()
+    };
+    parse(tokens.clone()).map_err(|e| {
+        // When the statement after EXPLAIN does not parse, sqlparser tries
+        // `EXPLAIN <table>` and reports that attempt's error, which points
+        // at the statement's second word. Report the statement's own.
+        let error = match without_explain(&tokens).map(parse) {
+            Some(Err(inner)) => inner,
+            _ => e,
+        };
+        parser_error(error).with_source(sql)
+    })
+}
+
+/// `tokens` without the EXPLAIN keywords that start statements, or `None`
+/// when there are none.
+fn without_explain(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
+    let mut at_start = true;
+    let mut found = false;
+    let mut kept = Vec::with_capacity(tokens.len());
+    for t in tokens {
+        if matches!(t.token, Token::Whitespace(_)) {
+            kept.push(t.clone());
+            continue;
+        }
+        if at_start && is_word(&t.token, "EXPLAIN") {
+            found = true;
+            continue;
+        }
+        at_start = matches!(t.token, Token::SemiColon);
+        kept.push(t.clone());
+    }
+    found.then_some(kept)
 }
 
 fn is_word(token: &Token, word: &str) -> bool {
