@@ -337,6 +337,59 @@ fn several_frames_share_or_split_windows() {
 }
 
 #[test]
+fn filter_leaves_rows_out_of_an_aggregate_but_not_out_of_the_frame() {
+    let (engine, s) = engine_with_s();
+    let q = engine
+        .query(
+            "SELECT count(*) FILTER (WHERE v > 1) OVER w AS big, \
+             sum(v) FILTER (WHERE v > 1) OVER w AS total, \
+             first_value(v) FILTER (WHERE v IS NULL OR v > 4) OVER w AS first, \
+             max(v) FILTER (WHERE key = 'b') OVER (ROWS 2 PRECEDING) AS alone \
+             FROM s WINDOW w AS (ROWS 2 PRECEDING)",
+        )
+        .unwrap();
+    s.push(batch(&[
+        (1_000, Some("a"), Some(1.0)),
+        (2_000, Some("a"), Some(5.0)),
+        (3_000, Some("b"), None),
+        (4_000, Some("a"), Some(7.0)),
+        (5_000, Some("b"), Some(0.0)),
+    ]))
+    .unwrap();
+    let out = q.recv().unwrap();
+    // Frames of three rows: [1], [1,5], [1,5,∅], [5,∅,7], [∅,7,0].
+    assert_eq!(
+        ints(&out, "big"),
+        vec![Some(0), Some(1), Some(1), Some(2), Some(1)]
+    );
+    assert_eq!(
+        floats(&out, "total"),
+        vec![None, Some(5.0), Some(5.0), Some(12.0), Some(7.0)]
+    );
+    // RESPECT NULLS: the NULL row passes the filter, and comes first in
+    // the last frame.
+    assert_eq!(
+        floats(&out, "first"),
+        vec![None, Some(5.0), Some(5.0), Some(5.0), None]
+    );
+    assert_eq!(
+        floats(&out, "alone"),
+        vec![None, None, None, None, Some(0.0)]
+    );
+    assert!(
+        engine
+            .explain("SELECT count(*) FILTER (WHERE v > 1) OVER (ROWS 2 PRECEDING) FROM s")
+            .unwrap()
+            .contains("count(*) FILTER (WHERE v > 1): monoid count()")
+    );
+    let err = engine
+        .query("SELECT count(*) FILTER (WHERE vv > 1) OVER (ROWS 2 PRECEDING) FROM s")
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("unknown column 'vv'"), "{err}");
+}
+
+#[test]
 fn every_kind_of_aggregate_runs_in_sql() {
     let out = run("SELECT key, \
             count(v) OVER w AS n, sum(v) OVER w AS total, mean(v) OVER w AS mean, geomean(v) OVER w AS g, \

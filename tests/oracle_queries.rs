@@ -1,6 +1,7 @@
 //! A query's output equals a from-scratch evaluation: for each row, its
 //! key's window is rebuilt from all rows so far and aggregated naively.
-//! Random data, keys (NULL included), frames, filters and batch splits.
+//! Random data, keys (NULL included), frames, filters (WHERE and an
+//! aggregate's FILTER) and batch splits.
 //! Several aggregates over one frame (which share one window per key) give
 //! what each gives in a window of its own.
 
@@ -61,11 +62,27 @@ fn naive(f: &str, window: &[Option<f64>]) -> Option<f64> {
     }
 }
 
-/// Expected outputs, one per row that passes the filter.
-fn expected(rows: &[Row], f: &str, frame: &FrameSpec, min_v: Option<f64>) -> Vec<Option<f64>> {
+/// Expected outputs, one per row that passes the filter `v > min_v`; the
+/// aggregate sees only the rows of its frame with `v > agg_min` (`FILTER`).
+fn expected(
+    rows: &[Row],
+    f: &str,
+    frame: &FrameSpec,
+    min_v: Option<f64>,
+    agg_min: Option<f64>,
+) -> Vec<Option<f64>> {
     let mut out = Vec::new();
     // Per key: the rows in the window history (ts, v), non-late only for RANGE.
     let mut history: Vec<(Option<&str>, i64, Option<f64>)> = Vec::new();
+    // The aggregate over a frame's values, leaving out those FILTER drops.
+    let aggregate = |window: &[Option<f64>]| {
+        let seen: Vec<Option<f64>> = window
+            .iter()
+            .copied()
+            .filter(|v| agg_min.is_none_or(|min| v.is_some_and(|v| v > min)))
+            .collect();
+        naive(f, &seen)
+    };
     for &(ts, key, v) in rows {
         if let Some(min) = min_v
             && !v.is_some_and(|v| v > min)
@@ -87,7 +104,7 @@ fn expected(rows: &[Row], f: &str, frame: &FrameSpec, min_v: Option<f64>) -> Vec
                         .collect();
                     window.push(v);
                     history.push((key, ts, v));
-                    naive(f, &window)
+                    aggregate(&window)
                 }
             }
             FrameSpec::Rows(n) => {
@@ -96,13 +113,13 @@ fn expected(rows: &[Row], f: &str, frame: &FrameSpec, min_v: Option<f64>) -> Vec
                 let keep = (*n as usize + 1).min(window.len());
                 let window = &window[window.len() - keep..];
                 history.push((key, ts, v));
-                naive(f, window)
+                aggregate(window)
             }
             FrameSpec::Unbounded => {
                 let mut window: Vec<Option<f64>> = same_key.iter().map(|(_, _, v)| *v).collect();
                 window.push(v);
                 history.push((key, ts, v));
-                naive(f, &window)
+                aggregate(&window)
             }
         };
         out.push(result);
@@ -149,6 +166,7 @@ proptest! {
         f in prop::sample::select(FUNCTIONS),
         frame in frame(),
         filtered in any::<bool>(),
+        agg_filtered in any::<bool>(),
         keyed in any::<bool>(),
         splits in prop::collection::vec(1usize..40, 1..6),
         algorithm in prop::sample::select(WindowAlgorithm::ALL.iter().map(|(_, a)| *a).collect::<Vec<_>>()),
@@ -156,6 +174,7 @@ proptest! {
         let engine = Engine::builder().window_algorithm(algorithm).channel_capacity(1024).build();
         let s = engine.register_stream("s", schema(), StreamOptions::default().event_time("ts")).unwrap();
         let call = if f == "count_star" { "count(*)".to_string() } else { format!("{f}(v)") };
+        let call = if agg_filtered { format!("{call} FILTER (WHERE v > 2)") } else { call };
         let filter = if filtered { " WHERE v > 0" } else { "" };
         let partition = if keyed { "PARTITION BY key ORDER BY ts " } else { "ORDER BY ts " };
         let sql = format!("SELECT {call} OVER ({partition}{}) AS r FROM s{filter}", frame.sql());
@@ -171,7 +190,7 @@ proptest! {
             rest = &rest[n..];
         }
         let rows_for_oracle: Vec<Row> = if keyed { rows.clone() } else { rows.iter().map(|&(t, _, v)| (t, None, v)).collect() };
-        let want = expected(&rows_for_oracle, f, &frame, filtered.then_some(0.0));
+        let want = expected(&rows_for_oracle, f, &frame, filtered.then_some(0.0), agg_filtered.then_some(2.0));
         prop_assert_eq!(results.len(), want.len(), "{}", sql);
         for (i, (got, want)) in results.iter().zip(&want).enumerate() {
             let same = match (got, want) {
@@ -202,6 +221,10 @@ const SHARED_FUNCTIONS: &[&str] = &[
     "argmax(v, key)",
     "stddev(v)",
     "m4(v)",
+    "count(*) FILTER (WHERE v > 1)",
+    "sum(v) FILTER (WHERE key = 'a')",
+    "first_value(v) FILTER (WHERE v IS NULL OR v < 0)",
+    "max(key) FILTER (WHERE v > 0)",
 ];
 
 /// Each value of `array` as text (NULL → `None`; structs as `{…}`).

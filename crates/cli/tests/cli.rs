@@ -174,6 +174,30 @@ fn malformed_csv_lines_fail_with_their_line_number_or_are_skipped() {
 }
 
 #[test]
+fn aggregate_filters_count_matching_rows_of_the_frame() {
+    let path = scratch(
+        "filter.csv",
+        b"ts,k,v\n1,a,1\n2,a,5\n3,b,2\n4,a,\n5,a,7\n6,a,0\n",
+    );
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        &format!(
+            "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{}'); \
+             SELECT ts, count(*) FILTER (WHERE v > 1) OVER w AS big, count(*) OVER w AS n \
+             FROM s GROUP BY k WINDOW w AS (ROWS 2 PRECEDING);",
+            path.display()
+        ),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "ts,big,n\n1,0,1\n2,1,2\n3,1,1\n4,1,3\n5,2,3\n6,1,3\n"
+    );
+}
+
+#[test]
 fn csv_headers_map_columns_by_name() {
     let select = |path: &std::path::Path| {
         format!(

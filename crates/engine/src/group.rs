@@ -17,13 +17,13 @@ use std::alloc::Layout;
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use arrow_array::ArrayRef;
+use arrow_array::{ArrayRef, BooleanArray};
 use sliq_aggregates::{Aggregate, AggregateVisitor, OutputType, OutputValue};
 use sliq_swag::{DabaLiteShape, RetiredBlocks, ValueOps};
 
 use crate::columns::{ArrowColumns, ArrowSink};
 use crate::frame::FramePass;
-use crate::operator::write_null;
+use crate::operator::{filtered_out, write_null};
 
 /// Rows per shape pass: the chunk's tape stays in cache for the replays.
 const CHUNK_ROWS: usize = 64;
@@ -123,7 +123,13 @@ trait Member: Send {
     /// the member's fields are in the state the operations expect: `Init`
     /// and `Lift` find them uninitialized, all others initialized. This holds
     /// when every member replays every tape of the shape pass, in order.
-    unsafe fn replay(&self, tape: &[Op], args: &[ArrayRef], results: &mut MemberResults);
+    unsafe fn replay(
+        &self,
+        tape: &[Op],
+        args: &[ArrayRef],
+        filter: Option<&BooleanArray>,
+        results: &mut MemberResults,
+    );
 
     /// Drops this member's field of `record`.
     ///
@@ -152,7 +158,13 @@ impl<A: Aggregate> Member for MemberOf<A> {
         &self.output
     }
 
-    unsafe fn replay(&self, tape: &[Op], args: &[ArrayRef], results: &mut MemberResults) {
+    unsafe fn replay(
+        &self,
+        tape: &[Op],
+        args: &[ArrayRef],
+        filter: Option<&BooleanArray>,
+        results: &mut MemberResults,
+    ) {
         let columns = ArrowColumns::new(args);
         let a = &self.aggregate;
         for op in tape {
@@ -163,7 +175,15 @@ impl<A: Aggregate> Member for MemberOf<A> {
             unsafe {
                 match *op {
                     Op::Init(p) => ptr::write(self.field(p), a.identity()),
-                    Op::Lift(p, row) => ptr::write(self.field(p), a.lift(&columns, row as usize)),
+                    Op::Lift(p, row) => {
+                        let row = row as usize;
+                        let value = if filtered_out(filter, row) {
+                            a.identity()
+                        } else {
+                            a.lift(&columns, row)
+                        };
+                        ptr::write(self.field(p), value)
+                    }
                     Op::Combine(acc, src) => {
                         a.combine_into(&mut *self.field(acc), &*self.field(src))
                     }
@@ -205,12 +225,13 @@ impl<A: Aggregate> Member for MemberOf<A> {
 
 /// A window group's aggregates over their shared per-key windows.
 pub trait GroupOperator: Send {
-    /// Processes one batch: `args[i]` are member `i`'s arguments. Returns
-    /// per member the results, the number of failed results, and the first
-    /// failure.
+    /// Processes one batch: `args[i]` are member `i`'s arguments and
+    /// `filters[i]` its `FILTER` mask. Returns per member the results, the
+    /// number of failed results, and the first failure.
     fn process(
         &mut self,
         args: &[Vec<ArrayRef>],
+        filters: &[Option<BooleanArray>],
         key_ids: &[u32],
         keys: usize,
         frame: &FramePass,
@@ -235,13 +256,24 @@ struct SharedWindows<const W: usize> {
 
 impl<const W: usize> SharedWindows<W> {
     /// Every member replays the tape; then drained blocks may go.
-    fn replay(&mut self, args: &[Vec<ArrayRef>], results: &mut [MemberResults]) {
+    fn replay(
+        &mut self,
+        args: &[Vec<ArrayRef>],
+        filters: &[Option<BooleanArray>],
+        results: &mut [MemberResults],
+    ) {
         self.replaying = true;
-        for ((member, args), results) in self.members.iter().zip(args).zip(results.iter_mut()) {
+        for (((member, args), filter), results) in self
+            .members
+            .iter()
+            .zip(args)
+            .zip(filters)
+            .zip(results.iter_mut())
+        {
             // SAFETY: the tape was recorded on this group's live records
             // (drained blocks are kept in `retired` until below), and every
             // member replays every tape in order.
-            unsafe { member.replay(&self.tape.ops, args, results) };
+            unsafe { member.replay(&self.tape.ops, args, filter.as_ref(), results) };
         }
         self.replaying = false;
         self.tape.ops.clear();
@@ -253,6 +285,7 @@ impl<const W: usize> GroupOperator for SharedWindows<W> {
     fn process(
         &mut self,
         args: &[Vec<ArrayRef>],
+        filters: &[Option<BooleanArray>],
         key_ids: &[u32],
         keys: usize,
         frame: &FramePass,
@@ -288,11 +321,11 @@ impl<const W: usize> GroupOperator for SharedWindows<W> {
                 }
                 shape.query(&mut self.tape);
             }
-            self.replay(args, &mut results);
+            self.replay(args, filters, &mut results);
         }
         if !self.tape.ops.is_empty() {
             // Only initializations (an empty batch with new keys).
-            self.replay(args, &mut results);
+            self.replay(args, filters, &mut results);
         }
         results
             .into_iter()

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use arrow_array::ArrayRef;
+use arrow_array::{ArrayRef, BooleanArray};
 use sliq_aggregates::{Aggregate, AggregateVisitor, OutputSink, OutputType, OutputValue};
 use sliq_swag::{Daba, DabaLite, FifoAggregator, Recalc, TwoStacks, TwoStacksLite};
 
@@ -74,10 +74,18 @@ pub trait AggregateOperator: Send {
     fn process(
         &mut self,
         args: &[ArrayRef],
+        filter: Option<&BooleanArray>,
         key_ids: &[u32],
         keys: usize,
         frame: &FramePass,
     ) -> (ArrayRef, usize, Option<String>);
+}
+
+/// Whether `row` is left out by an aggregate's `FILTER` (`mask` has no
+/// NULLs: they were made false).
+#[inline]
+pub(crate) fn filtered_out(mask: Option<&BooleanArray>, row: usize) -> bool {
+    mask.is_some_and(|m| !m.value(row))
 }
 
 /// How many rows ahead the per-key loop prefetches each stage.
@@ -96,6 +104,7 @@ impl<A: Aggregate, W: FifoAggregator<A> + Send> AggregateOperator for WindowOper
     fn process(
         &mut self,
         args: &[ArrayRef],
+        filter: Option<&BooleanArray>,
         key_ids: &[u32],
         keys: usize,
         frame: &FramePass,
@@ -125,7 +134,11 @@ impl<A: Aggregate, W: FifoAggregator<A> + Send> AggregateOperator for WindowOper
                 continue;
             }
             let window = &mut self.windows[key as usize];
-            window.insert(self.aggregate.lift(&columns, row));
+            window.insert(if filtered_out(filter, row) {
+                self.aggregate.identity()
+            } else {
+                self.aggregate.lift(&columns, row)
+            });
             for _ in 0..frame.evictions[row] {
                 window.evict();
             }

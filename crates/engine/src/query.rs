@@ -39,6 +39,8 @@ struct CompiledWindow {
 
 struct CompiledAggregate {
     args: Vec<CompiledExpr>,
+    /// `FILTER (WHERE …)`.
+    filter: Option<CompiledExpr>,
     window: usize,
     /// Its own windows, or `None` when it is a member of a [`CompiledGroup`].
     operator: Option<Box<dyn AggregateOperator>>,
@@ -61,6 +63,24 @@ pub struct CompiledQuery {
     intermediate_schema: SchemaRef,
     outputs: Vec<CompiledExpr>,
     output_schema: SchemaRef,
+}
+
+/// Which rows of `batch` the predicate `p` holds for: NULL, and a failure
+/// to evaluate (counted in `failures`), count as false.
+fn row_mask(
+    p: &CompiledExpr,
+    batch: &RecordBatch,
+    failures: &mut RowFailures,
+) -> Result<BooleanArray, String> {
+    let mask = p.evaluate_rows(batch, failures)?;
+    let mask: &BooleanArray = mask
+        .as_boolean_opt()
+        .ok_or_else(|| format!("{p} did not evaluate to BOOLEAN"))?;
+    Ok(if mask.null_count() > 0 {
+        arrow_select::filter::prep_null_mask_filter(mask)
+    } else {
+        mask.clone()
+    })
 }
 
 impl CompiledQuery {
@@ -129,8 +149,14 @@ impl CompiledQuery {
                     }
                 }
             };
+            let filter = a
+                .filter
+                .as_ref()
+                .map(|f| CompiledExpr::new(f, &input))
+                .transpose()?;
             aggregates.push(CompiledAggregate {
                 args,
+                filter,
                 window: a.window,
                 operator,
             });
@@ -220,16 +246,7 @@ impl CompiledQuery {
         let Some(filter) = &self.filter else {
             return Ok(batch.clone());
         };
-        let mask = filter.evaluate_rows(batch, failures)?;
-        let mask: &BooleanArray = mask
-            .as_boolean_opt()
-            .ok_or("WHERE did not evaluate to BOOLEAN")?;
-        // NULL counts as false.
-        let mask = if mask.null_count() > 0 {
-            arrow_select::filter::prep_null_mask_filter(mask)
-        } else {
-            mask.clone()
-        };
+        let mask = row_mask(filter, batch, failures)?;
         arrow_select::filter::filter_record_batch(batch, &mask)
             .map_err(|e| format!("filtering: {e}"))
     }
@@ -307,6 +324,16 @@ impl CompiledQuery {
                     .collect::<Result<Vec<_>, _>>()
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let masks = self
+            .aggregates
+            .iter()
+            .map(|a| {
+                a.filter
+                    .as_ref()
+                    .map(|f| row_mask(f, &batch, &mut outcome.failures))
+                    .transpose()
+            })
+            .collect::<Result<Vec<_>, _>>()?;
 
         for (w, (keys, times)) in self.windows.iter_mut().zip(&window_inputs) {
             w.key_map.assign(keys, rows, &mut w.key_ids)?;
@@ -324,17 +351,35 @@ impl CompiledQuery {
             let w = &self.windows[g.window];
             let member_args: Vec<Vec<ArrayRef>> =
                 g.members.iter().map(|&i| args[i].clone()).collect();
-            let outputs =
-                g.operator
-                    .process(&member_args, &w.key_ids, w.key_map.key_count(), &w.pass);
+            let member_masks: Vec<Option<BooleanArray>> =
+                g.members.iter().map(|&i| masks[i].clone()).collect();
+            let outputs = g.operator.process(
+                &member_args,
+                &member_masks,
+                &w.key_ids,
+                w.key_map.key_count(),
+                &w.pass,
+            );
             for (&i, output) in g.members.iter().zip(outputs) {
                 results[i] = Some(output);
             }
         }
-        for ((a, args), result) in self.aggregates.iter_mut().zip(&args).zip(&mut results) {
+        for (((a, args), mask), result) in self
+            .aggregates
+            .iter_mut()
+            .zip(&args)
+            .zip(&masks)
+            .zip(&mut results)
+        {
             if let Some(operator) = &mut a.operator {
                 let w = &self.windows[a.window];
-                *result = Some(operator.process(args, &w.key_ids, w.key_map.key_count(), &w.pass));
+                *result = Some(operator.process(
+                    args,
+                    mask.as_ref(),
+                    &w.key_ids,
+                    w.key_map.key_count(),
+                    &w.pass,
+                ));
             }
         }
         let mut columns: Vec<ArrayRef> = batch.columns().to_vec();

@@ -126,6 +126,10 @@ pub struct AggregateCall {
     pub function: AggregateFunction,
     /// Value arguments, already cast to the function's input types.
     pub args: Vec<Expr>,
+    /// `FILTER (WHERE p)`: a BOOLEAN over the input row. Rows where it is
+    /// not true still take their place in the frame but add nothing (their
+    /// partial aggregate is the identity).
+    pub filter: Option<Expr>,
     /// Index of its [`WindowGroup`].
     pub window: usize,
     /// The call as written, for EXPLAIN and column names.

@@ -604,11 +604,6 @@ impl AggregatePlanner<'_> {
                 location_of(&f.name),
             ));
         }
-        if f.filter.is_some() {
-            return Err(SqlError::unsupported(
-                "FILTER (WHERE …) on aggregates; use WHERE or CASE",
-            ));
-        }
         let list = match &f.args {
             FunctionArguments::List(list) => Some(list),
             FunctionArguments::None => None,
@@ -706,6 +701,16 @@ impl AggregatePlanner<'_> {
             .zip(&inputs)
             .map(|(e, ty)| self.converter.cast_to(e, &canonical_arrow_type(*ty)))
             .collect::<Result<Vec<_>, _>>()?;
+        let filter = f
+            .filter
+            .as_deref()
+            .map(|p| {
+                let e = self.converter.convert(p, &mut None)?;
+                self.converter
+                    .cast_to(e, &DataType::Boolean)
+                    .map_err(|err| err.or_at(location_of(p)))
+            })
+            .transpose()?;
         let window = self.window(f)?;
         self.converter.add_column(
             &aggregate_column(self.aggregates.len()),
@@ -717,6 +722,7 @@ impl AggregatePlanner<'_> {
         self.aggregates.push(AggregateCall {
             function,
             args,
+            filter,
             window,
             display: display.to_string(),
         });
