@@ -390,6 +390,75 @@ fn filter_leaves_rows_out_of_an_aggregate_but_not_out_of_the_frame() {
 }
 
 #[test]
+fn lag_and_row_number_ignore_the_frame_as_in_sql() {
+    let (engine, s) = engine_with_s();
+    let q = engine
+        .query(
+            "SELECT v - lag(v) OVER (PARTITION BY key ORDER BY ts) AS delta, \
+             lag(v, 2, -1) OVER (PARTITION BY key RANGE '1h') AS two_back, \
+             lag(key, 0) OVER () AS same, \
+             sum(v) OVER (PARTITION BY key ROWS 1 PRECEDING) AS pair, \
+             row_number() OVER (PARTITION BY key ORDER BY ts ROWS 1 PRECEDING) AS n \
+             FROM s",
+        )
+        .unwrap();
+    s.push(batch(&[
+        (1_000, Some("a"), Some(1.0)),
+        (2_000, Some("a"), Some(5.0)),
+        (3_000, Some("b"), Some(2.0)),
+        (4_000, Some("a"), None),
+        (5_000, Some("a"), Some(7.0)),
+    ]))
+    .unwrap();
+    let out = q.recv().unwrap();
+    assert_eq!(
+        floats(&out, "delta"),
+        vec![None, Some(4.0), None, None, None]
+    );
+    assert_eq!(
+        floats(&out, "two_back"),
+        vec![Some(-1.0), Some(-1.0), Some(-1.0), Some(1.0), Some(5.0)]
+    );
+    assert_eq!(
+        strings(&out, "same"),
+        ["a", "a", "b", "a", "a"].map(|k| Some(k.to_string()))
+    );
+    // row_number counts every row of its key so far, whatever the frame.
+    assert_eq!(
+        ints(&out, "n"),
+        vec![Some(1), Some(2), Some(1), Some(3), Some(4)]
+    );
+    // lag(v) needs ROWS 1 PRECEDING per key, as `pair` does: they share it.
+    let plan = engine
+        .explain(
+            "SELECT lag(v) OVER (PARTITION BY key) AS l, \
+             sum(v) OVER (PARTITION BY key ROWS 1 PRECEDING) AS p FROM s",
+        )
+        .unwrap();
+    assert!(
+        plan.contains("Window 0: keys key, ROWS 1 PRECEDING"),
+        "{plan}"
+    );
+    assert!(!plan.contains("Window 1"), "{plan}");
+    let err = engine
+        .query("SELECT lag(v, -1) OVER () FROM s")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("lag: offset must be an integer of at least 0, got -1"),
+        "{err}"
+    );
+    let err = engine
+        .query("SELECT lead(v) OVER () FROM s")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("not supported in continuous queries: lead (a stream cannot wait"),
+        "{err}"
+    );
+}
+
+#[test]
 fn every_kind_of_aggregate_runs_in_sql() {
     let out = run("SELECT key, \
             count(v) OVER w AS n, sum(v) OVER w AS total, mean(v) OVER w AS mean, geomean(v) OVER w AS g, \

@@ -225,6 +225,8 @@ const SHARED_FUNCTIONS: &[&str] = &[
     "sum(v) FILTER (WHERE key = 'a')",
     "first_value(v) FILTER (WHERE v IS NULL OR v < 0)",
     "max(key) FILTER (WHERE v > 0)",
+    "lag(v)",
+    "lag(key, 1, 'none')",
 ];
 
 /// Each value of `array` as text (NULL → `None`; structs as `{…}`).

@@ -37,7 +37,7 @@ mod value;
 pub use error::AggregateError;
 pub use exact::DoubleDouble;
 pub use io::{Columns, OutputSink, OutputValue, Scalar};
-pub use registry::{AggregateVisitor, CallOptions, ResolvedAggregate};
+pub use registry::{AggregateVisitor, CallOptions, FixedFrame, ResolvedAggregate};
 pub use types::{ArgType, Literal, OutputType, ValueType};
 pub use value::{CollectOutput, Rows, Value, ValueSink};
 

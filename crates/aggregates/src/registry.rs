@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use crate::functions::{
-    ArgExtreme, Avg, Count, Extreme, ExtremeCount, FirstLast, FloatExtreme, Geomean, M4, RegrSlope,
-    RelVar, Sum, Variance, VarianceKind,
+    ArgExtreme, Avg, Count, Extreme, ExtremeCount, FirstLast, FloatExtreme, Geomean, Lag, M4,
+    RegrSlope, RelVar, Sum, Variance, VarianceKind,
 };
 use crate::sketch::{ApproxCountDistinct, ApproxPercentile, BloomContains, CountMin};
 use crate::{Aggregate, AggregateError, ArgType, Literal, OutputType, Scalar, ValueType};
@@ -70,6 +70,14 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
         "last_value(x any) [IGNORE NULLS] -> same type",
     ),
     (
+        "row_number",
+        "row_number() -> BIGINT (the row's number in its key, from 1)",
+    ),
+    (
+        "lag",
+        "lag(x any [, offset 0.. [, default]]) -> same type (over ROWS offset PRECEDING)",
+    ),
+    (
         "m4",
         "m4(x BIGINT|DOUBLE|TIMESTAMP|DATE) -> STRUCT(min, max, first, last)",
     ),
@@ -111,6 +119,15 @@ pub fn signatures(name: &str) -> Option<&'static str> {
     FUNCTIONS.iter().find(|(f, _)| *f == name).map(|(_, s)| *s)
 }
 
+/// A frame a function fixes for itself (see [`ResolvedAggregate::fixed_frame`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FixedFrame {
+    /// The row and the `n` before it in its key.
+    Rows(u64),
+    /// Every row of its key so far.
+    Unbounded,
+}
+
 /// A resolved call: what to feed it, what it returns, and the concrete
 /// aggregate behind it.
 #[derive(Clone, Debug)]
@@ -138,6 +155,17 @@ impl ResolvedAggregate {
         &self.output
     }
 
+    /// The frame the function needs whatever its `OVER` clause says, as
+    /// SQL's window functions ignore the frame: `ROWS offset PRECEDING` for
+    /// `lag`, every row so far for `row_number`.
+    pub fn fixed_frame(&self) -> Option<FixedFrame> {
+        match self.bound {
+            Bound::Lag { offset, .. } => Some(FixedFrame::Rows(offset)),
+            Bound::RowNumber => Some(FixedFrame::Unbounded),
+            _ => None,
+        }
+    }
+
     /// Hands the concrete aggregate to `visitor`.
     pub fn visit<V: AggregateVisitor>(&self, visitor: V) -> V::Output {
         self.bound.visit(visitor)
@@ -149,6 +177,7 @@ impl ResolvedAggregate {
 enum Bound {
     CountStar,
     Count,
+    RowNumber,
     Sum(ValueType),
     Avg(ValueType),
     Extreme {
@@ -170,6 +199,11 @@ enum Bound {
         ignore_nulls: bool,
     },
     M4(ValueType),
+    Lag {
+        ty: ValueType,
+        offset: u64,
+        default: Literal,
+    },
     Geomean,
     Variance(VarianceKind),
     RelVar,
@@ -217,7 +251,7 @@ macro_rules! with_scalar {
 impl Bound {
     fn visit<V: AggregateVisitor>(&self, v: V) -> V::Output {
         match *self {
-            Bound::CountStar => v.visit(Count { star: true }),
+            Bound::CountStar | Bound::RowNumber => v.visit(Count { star: true }),
             Bound::Count => v.visit(Count { star: false }),
             Bound::Sum(ValueType::Float64) => v.visit(Sum::<f64>::default()),
             Bound::Sum(_) => v.visit(Sum::<i64>::default()),
@@ -284,6 +318,11 @@ impl Bound {
                 with_scalar!(ty, T => v.visit(CountMin::<T>::from_hash(probe_hash)))
             }
             Bound::ApproxPercentile { q, accuracy } => v.visit(ApproxPercentile::new(q, accuracy)),
+            Bound::Lag {
+                ty,
+                offset,
+                ref default,
+            } => with_scalar!(ty, T => v.visit(Lag::<T>::new(offset, T::from_literal(default)))),
         }
     }
 }
@@ -315,6 +354,11 @@ pub fn resolve(
     let (bound, inputs, output) = match (canonical, args.len()) {
         ("count", 0) => (
             Bound::CountStar,
+            vec![],
+            OutputType::Scalar(ValueType::Int64),
+        ),
+        ("row_number", 0) => (
+            Bound::RowNumber,
             vec![],
             OutputType::Scalar(ValueType::Int64),
         ),
@@ -372,6 +416,23 @@ pub fn resolve(
                 ty,
                 first: canonical == "first_value",
                 ignore_nulls: options.ignore_nulls,
+            };
+            (bound, vec![ty], OutputType::Scalar(ty))
+        }
+        ("lag", 1..=3) => {
+            let ty = args[0].ty;
+            let offset = match args.get(1) {
+                Some(_) => call.int_param(1, "offset", 0..=i64::MAX)? as u64,
+                None => 1,
+            };
+            let default = match args.get(2) {
+                Some(_) => call.default_param(2, ty)?,
+                None => Literal::Null,
+            };
+            let bound = Bound::Lag {
+                ty,
+                offset,
+                default,
             };
             (bound, vec![ty], OutputType::Scalar(ty))
         }
@@ -565,6 +626,13 @@ impl Call<'_> {
         let literal = self.literal(i, what)?;
         match literal.as_i64() {
             Some(v) if range.contains(&v) => Ok(v),
+            _ if *range.end() == i64::MAX => Err(invalid(
+                self.name,
+                format!(
+                    "{what} must be an integer of at least {}, got {literal}",
+                    range.start()
+                ),
+            )),
             _ => Err(invalid(
                 self.name,
                 format!(
@@ -573,6 +641,21 @@ impl Call<'_> {
                     range.end()
                 ),
             )),
+        }
+    }
+
+    /// Constant argument `i`, which must be NULL or a value of type `ty`.
+    fn default_param(&self, i: usize, ty: ValueType) -> Result<Literal, AggregateError> {
+        let literal = self.literal(i, "the default")?;
+        let fits =
+            *literal == Literal::Null || with_scalar!(ty, T => T::from_literal(literal).is_some());
+        if fits {
+            Ok(literal.clone())
+        } else {
+            Err(invalid(
+                self.name,
+                format!("the default {literal} is not a {ty} value"),
+            ))
         }
     }
 

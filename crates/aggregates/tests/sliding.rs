@@ -69,7 +69,7 @@ fn naive<'w>(call: &TestCall, window: &'w [Vec<Value>]) -> Result<Value, String>
     let floats: Vec<f64> = present.iter().filter_map(|v| float(v)).collect();
     let or_null = |cond: bool, v: f64| if cond { Value::Float64(v) } else { Value::Null };
     Ok(match call.name {
-        "count" if call.args.is_empty() => Value::Int64(window.len() as i64),
+        "count" | "row_number" if call.args.is_empty() => Value::Int64(window.len() as i64),
         "count" => Value::Int64(present.len() as i64),
         "sum" => match present.first() {
             None => Value::Null,
@@ -119,6 +119,24 @@ fn naive<'w>(call: &TestCall, window: &'w [Vec<Value>]) -> Result<Value, String>
                 candidates.last()
             };
             pick.map_or(Value::Null, |v| (*v).clone())
+        }
+        "lag" => {
+            // The engine gives lag a frame of offset + 1 rows, whose oldest
+            // row is the one wanted once it is full; over any window: the
+            // oldest row when there are more than `offset`, else the default.
+            let param = |i: usize| call.args.get(i).and_then(|a| a.literal.clone());
+            let offset = match param(1) {
+                Some(Literal::Int64(n)) => n as usize,
+                _ => 1,
+            };
+            match window.first() {
+                Some(oldest) if window.len() > offset => first(oldest).clone(),
+                _ => match param(2) {
+                    Some(Literal::Int64(d)) => Value::Int64(d),
+                    Some(Literal::Utf8(d)) => Value::Utf8(d.into()),
+                    _ => Value::Null,
+                },
+            }
         }
         "m4" => match (
             best(window, Ordering::Less),

@@ -174,7 +174,7 @@ fn malformed_csv_lines_fail_with_their_line_number_or_are_skipped() {
 }
 
 #[test]
-fn aggregate_filters_count_matching_rows_of_the_frame() {
+fn aggregate_filters_lag_and_row_number_through_the_binary() {
     let path = scratch(
         "filter.csv",
         b"ts,k,v\n1,a,1\n2,a,5\n3,b,2\n4,a,\n5,a,7\n6,a,0\n",
@@ -185,7 +185,8 @@ fn aggregate_filters_count_matching_rows_of_the_frame() {
         "-c",
         &format!(
             "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{}'); \
-             SELECT ts, count(*) FILTER (WHERE v > 1) OVER w AS big, count(*) OVER w AS n \
+             SELECT ts, count(*) FILTER (WHERE v > 1) OVER w AS big, count(*) OVER w AS n, \
+             lag(v, 1, 0) OVER w AS prev, row_number() OVER w AS rn \
              FROM s GROUP BY k WINDOW w AS (ROWS 2 PRECEDING);",
             path.display()
         ),
@@ -193,7 +194,7 @@ fn aggregate_filters_count_matching_rows_of_the_frame() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
-        "ts,big,n\n1,0,1\n2,1,2\n3,1,1\n4,1,3\n5,2,3\n6,1,3\n"
+        "ts,big,n,prev,rn\n1,0,1,0.0,1\n2,1,2,1.0,2\n3,1,1,0.0,1\n4,1,3,5.0,3\n5,2,3,,4\n6,1,3,7.0,5\n"
     );
 }
 

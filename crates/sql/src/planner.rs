@@ -7,7 +7,7 @@ use arrow_schema::{DataType, Field, Schema};
 use datafusion_common::Column;
 use datafusion_expr::{Expr, ExprSchemable};
 use sliq_aggregates::registry::{self, CallOptions};
-use sliq_aggregates::{ArgType, Literal, OutputType, ValueType};
+use sliq_aggregates::{ArgType, FixedFrame, Literal, OutputType, ValueType};
 use sqlparser::ast::{
     self, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, NullTreatment, ObjectName,
     SelectItem, SelectItemQualifiedWildcardKind, SetExpr, TableFactor, WindowFrameBound,
@@ -594,6 +594,20 @@ impl AggregatePlanner<'_> {
     fn aggregate(&mut self, f: &ast::Function) -> Result<Expr, SqlError> {
         let name = object_name(&f.name).to_ascii_lowercase();
         let user = self.catalog.user_aggregate(&name);
+        if user.is_none() {
+            let reason = match name.as_str() {
+                "lead" => {
+                    Some("lead (a stream cannot wait for later rows; lag reads earlier ones)")
+                }
+                "rank" | "dense_rank" | "percent_rank" | "cume_dist" | "ntile" | "nth_value" => {
+                    Some("this window function (row_number, lag and the aggregates are)")
+                }
+                _ => None,
+            };
+            if let Some(reason) = reason {
+                return Err(SqlError::unsupported(reason).or_at(location_of(&f.name)));
+            }
+        }
         if user.is_none() && !registry::is_aggregate(&name) {
             let names: Vec<&str> = crate::expr::function_names().collect();
             return Err(SqlError::at(
@@ -711,7 +725,11 @@ impl AggregatePlanner<'_> {
                     .map_err(|err| err.or_at(location_of(p)))
             })
             .transpose()?;
-        let window = self.window(f)?;
+        let fixed_frame = match &function {
+            AggregateFunction::Builtin(resolved) => resolved.fixed_frame(),
+            AggregateFunction::User(_) => None,
+        };
+        let window = self.window(f, fixed_frame)?;
         self.converter.add_column(
             &aggregate_column(self.aggregates.len()),
             output_arrow_type(function.output_type()),
@@ -732,7 +750,8 @@ impl AggregatePlanner<'_> {
     }
 
     /// The window group of a call's `OVER` clause (found or added).
-    fn window(&mut self, f: &ast::Function) -> Result<usize, SqlError> {
+    /// `fixed` (from `lag`, `row_number`) replaces the frame the call names.
+    fn window(&mut self, f: &ast::Function, fixed: Option<FixedFrame>) -> Result<usize, SqlError> {
         let spec = match &f.over {
             None => None,
             Some(WindowType::WindowSpec(spec)) => Some(self.resolve_named(spec)?),
@@ -793,9 +812,10 @@ impl AggregatePlanner<'_> {
             },
             None => None,
         };
-        let frame = match spec.as_ref().and_then(|s| s.window_frame.as_ref()) {
-            None => Frame::Unbounded,
-            Some(frame) => self.frame(frame)?,
+        let frame = match (fixed, spec.as_ref().and_then(|s| s.window_frame.as_ref())) {
+            (Some(FixedFrame::Rows(n)), _) => Frame::Rows(n),
+            (Some(FixedFrame::Unbounded), _) | (None, None) => Frame::Unbounded,
+            (None, Some(frame)) => self.frame(frame)?,
         };
         let event_time = match frame {
             Frame::Range(_) => {

@@ -12,6 +12,7 @@ mod stats;
 
 pub use numeric::{Avg, Count, Sum, Summable};
 pub use order::{
-    ArgExtreme, Extreme, ExtremeCount, FirstLast, FloatExtreme, M4, M4Output, M4State, MaybeF64,
+    ArgExtreme, Extreme, ExtremeCount, FirstLast, FloatExtreme, Lag, M4, M4Output, M4State,
+    MaybeF64,
 };
 pub use stats::{CoMoments, Geomean, Moments, RegrSlope, RelVar, Variance, VarianceKind};

@@ -169,6 +169,56 @@ impl<const MAX: bool> Aggregate for FloatExtreme<MAX> {
     }
 }
 
+/// `lag(x [, offset [, default]])`: the `x` of the row `offset` rows before
+/// the current one in its key (1 by default; NULLs are values), or
+/// `default` (NULL unless given) when the key has no such row yet.
+///
+/// The engine plans it over `ROWS offset PRECEDING`, whatever the frame of
+/// its `OVER` clause (SQL's `lag` ignores the frame): once that window is
+/// full, its oldest row is the one wanted. The partial aggregate is the
+/// oldest row's value and the number of rows.
+#[derive(Clone, Debug)]
+pub struct Lag<T> {
+    offset: u64,
+    default: Option<T>,
+}
+
+impl<T> Lag<T> {
+    /// `lag` by `offset` rows, `default` before there are that many.
+    pub fn new(offset: u64, default: Option<T>) -> Self {
+        Lag { offset, default }
+    }
+}
+
+impl<T: Scalar> Monoid for Lag<T> {
+    /// The oldest row's value (`None`: no row) and the number of rows.
+    type Agg = (Option<Option<T>>, u64);
+    #[inline]
+    fn identity(&self) -> Self::Agg {
+        (None, 0)
+    }
+    #[inline]
+    fn combine(&self, a: &Self::Agg, b: &Self::Agg) -> Self::Agg {
+        let oldest = if a.0.is_some() { &a.0 } else { &b.0 };
+        (oldest.clone(), a.1 + b.1)
+    }
+}
+
+impl<T: Scalar> Aggregate for Lag<T> {
+    type Output = Option<T>;
+    #[inline]
+    fn lift<C: Columns>(&self, columns: &C, row: usize) -> Self::Agg {
+        (Some(T::read(columns, 0, row)), 1)
+    }
+    fn lower(&self, agg: &Self::Agg) -> Result<Option<T>, AggregateError> {
+        Ok(if agg.1 > self.offset {
+            agg.0.clone().flatten()
+        } else {
+            self.default.clone()
+        })
+    }
+}
+
 /// `argmin(x, y)` / `argmax(x, y)`: the `y` of the row with the smallest /
 /// largest `x` (the oldest such row on ties). Rows whose `x` is NULL are
 /// skipped; a NULL `y` is a valid answer.

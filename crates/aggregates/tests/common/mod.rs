@@ -113,6 +113,24 @@ pub fn all_calls() -> Vec<TestCall> {
             });
         }
     }
+    calls.push(call("row_number", vec![]));
+    for ty in [Int64, Float64, Utf8, Boolean] {
+        calls.push(call("lag", vec![col(ty)]));
+        calls.push(call("lag", vec![col(ty), lit(Literal::Int64(0))]));
+        calls.push(call("lag", vec![col(ty), lit(Literal::Int64(3))]));
+    }
+    calls.push(call(
+        "lag",
+        vec![col(Int64), lit(Literal::Int64(2)), lit(Literal::Int64(-7))],
+    ));
+    calls.push(call(
+        "lag",
+        vec![
+            col(Utf8),
+            lit(Literal::Int64(1)),
+            lit(Literal::Utf8("none".into())),
+        ],
+    ));
     for ty in [Int64, Float64, Timestamp] {
         calls.push(call("m4", vec![col(ty)]));
     }
