@@ -23,7 +23,7 @@ use sliq_swag::{DabaLiteShape, RetiredBlocks, ValueOps};
 
 use crate::columns::{ArrowColumns, ArrowSink};
 use crate::frame::FramePass;
-use crate::operator::{filtered_out, write_null};
+use crate::operator::{lift_row, write_null};
 
 /// Rows per shape pass: the chunk's tape stays in cache for the replays.
 const CHUNK_ROWS: usize = 64;
@@ -176,13 +176,7 @@ impl<A: Aggregate> Member for MemberOf<A> {
                 match *op {
                     Op::Init(p) => ptr::write(self.field(p), a.identity()),
                     Op::Lift(p, row) => {
-                        let row = row as usize;
-                        let value = if filtered_out(filter, row) {
-                            a.identity()
-                        } else {
-                            a.lift(&columns, row)
-                        };
-                        ptr::write(self.field(p), value)
+                        ptr::write(self.field(p), lift_row(a, &columns, filter, row as usize))
                     }
                     Op::Combine(acc, src) => {
                         a.combine_into(&mut *self.field(acc), &*self.field(src))

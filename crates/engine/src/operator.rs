@@ -81,11 +81,21 @@ pub trait AggregateOperator: Send {
     ) -> (ArrayRef, usize, Option<String>);
 }
 
-/// Whether `row` is left out by an aggregate's `FILTER` (`mask` has no
-/// NULLs: they were made false).
+/// Row `row`'s partial aggregate: lifted from `columns`, or the identity
+/// when the aggregate's `FILTER` leaves the row out (`filter` has no NULLs:
+/// they were made false).
 #[inline]
-pub(crate) fn filtered_out(mask: Option<&BooleanArray>, row: usize) -> bool {
-    mask.is_some_and(|m| !m.value(row))
+pub(crate) fn lift_row<A: Aggregate>(
+    aggregate: &A,
+    columns: &ArrowColumns<'_>,
+    filter: Option<&BooleanArray>,
+    row: usize,
+) -> A::Agg {
+    if filter.is_some_and(|mask| !mask.value(row)) {
+        aggregate.identity()
+    } else {
+        aggregate.lift(columns, row)
+    }
 }
 
 /// How many rows ahead the per-key loop prefetches each stage.
@@ -134,11 +144,7 @@ impl<A: Aggregate, W: FifoAggregator<A> + Send> AggregateOperator for WindowOper
                 continue;
             }
             let window = &mut self.windows[key as usize];
-            window.insert(if filtered_out(filter, row) {
-                self.aggregate.identity()
-            } else {
-                self.aggregate.lift(&columns, row)
-            });
+            window.insert(lift_row(&self.aggregate, &columns, filter, row));
             for _ in 0..frame.evictions[row] {
                 window.evict();
             }
