@@ -103,7 +103,8 @@ impl<T: Scalar, const MAX: bool> Aggregate for Extreme<T, MAX> {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FloatExtreme<const MAX: bool>;
 
-/// An optional `f64` in 8 bytes: the bits of the value, or [`Self::NONE`].
+/// An optional `f64` in 8 bytes: the bits of the value, or a signalling NaN
+/// no stored value has (stored NaNs are made quiet).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct MaybeF64(u64);
 
