@@ -1094,6 +1094,31 @@ fn user_defined_aggregates_run_like_builtins() {
         err.starts_with("concat_keys takes (VARCHAR), got 2 arguments"),
         "{err}"
     );
+    // SHOW FUNCTIONS lists it among the aggregates.
+    let mut executed = engine.execute("SHOW FUNCTIONS LIKE 'CONCAT%'").unwrap();
+    let Some(Executed::Functions(found)) = executed.pop() else {
+        panic!("SHOW FUNCTIONS returns functions")
+    };
+    let listed: Vec<(&str, &str, &str)> = found
+        .iter()
+        .map(|f| (f.name.as_str(), f.kind, f.signature.as_str()))
+        .collect();
+    assert_eq!(
+        listed[0],
+        (
+            "concat_keys",
+            "user aggregate",
+            "concat_keys(VARCHAR) -> VARCHAR"
+        )
+    );
+    assert!(
+        listed[1..].iter().all(|(_, kind, _)| *kind == "scalar"),
+        "{listed:?}"
+    );
+    assert!(
+        listed.iter().any(|(name, _, _)| *name == "concat"),
+        "{listed:?}"
+    );
     let err = engine
         .register_aggregate(
             "max",

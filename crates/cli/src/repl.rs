@@ -18,7 +18,8 @@ const HELP: &str = "\
 Statements end with ';' and may span lines. Ctrl-C stops a running query; Ctrl-D exits.
   CREATE STREAM s (ts TIMESTAMP, key VARCHAR, v DOUBLE) WITH (path = 'data.csv', format = 'csv', event_time = 'ts');
   SELECT key, max(v) OVER (ROWS 999 PRECEDING) AS m FROM s GROUP BY key;
-  EXPLAIN SELECT …;  SHOW STREAMS;  SHOW QUERIES;  DESCRIBE s;  DROP STREAM s;
+  EXPLAIN SELECT …;  SHOW STREAMS;  SHOW QUERIES;  SHOW FUNCTIONS [LIKE '%max%'];
+  DESCRIBE s;  DROP STREAM s;
   INSERT INTO s VALUES (…);  SET window_algorithm = 'daba_lite';
 Dot commands:
   .help      this text          .streams   list streams

@@ -254,6 +254,14 @@ impl Session {
                 }
                 write_stdout(text.as_bytes())?;
             }
+            Executed::Functions(functions) => {
+                let width = functions.iter().map(|f| f.name.len()).max().unwrap_or(0);
+                let mut text = String::new();
+                for f in functions {
+                    let _ = writeln!(text, "{:width$}  {:14}  {}", f.name, f.kind, f.signature);
+                }
+                write_stdout(text.as_bytes())?;
+            }
             Executed::Described(info) => {
                 let mut text = String::new();
                 for f in info.schema.fields() {

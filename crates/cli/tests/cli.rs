@@ -452,6 +452,22 @@ fn a_generator_with_more_keys_than_it_can_hold_is_refused() {
 }
 
 #[test]
+fn show_functions_lists_matching_names_with_signatures() {
+    let out = run(&["-c", "SHOW FUNCTIONS LIKE '%max%'"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines: Vec<String> = stdout(&out).lines().map(str::to_string).collect();
+    let names: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(names, ["argmax", "max", "maxcount"], "{lines:?}");
+    assert!(
+        lines[1].contains("aggregate") && lines[1].ends_with("max(x any) -> same type"),
+        "{lines:?}"
+    );
+}
+
+#[test]
 fn statement_errors_exit_1_with_a_caret_and_bad_arguments_exit_2() {
     let out = run(&[
         "-c",

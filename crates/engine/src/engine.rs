@@ -14,7 +14,9 @@ use datafusion_expr::execution_props::ExecutionProps;
 use datafusion_expr::physical_planning_context::PhysicalPlanningContext;
 use parking_lot::{Mutex, RwLock};
 use sliq_aggregates::{Aggregate, OutputType, ValueType};
-use sliq_sql::{Catalog, QueryPlan, Statement, StreamDefinition, UserAggregate, closest, plan_sql};
+use sliq_sql::{
+    Catalog, FunctionInfo, QueryPlan, Statement, StreamDefinition, UserAggregate, closest, plan_sql,
+};
 
 use crate::error::EngineError;
 use crate::operator::WindowAlgorithm;
@@ -188,6 +190,9 @@ pub enum Executed {
     Streams(Vec<StreamInfo>),
     /// `SHOW QUERIES`
     Queries(Vec<QueryInfo>),
+    /// `SHOW FUNCTIONS`: built-in aggregates, user aggregates, scalar
+    /// functions.
+    Functions(Vec<FunctionInfo>),
     /// `DESCRIBE`
     Described(StreamInfo),
     /// `EXPLAIN`
@@ -592,6 +597,9 @@ impl Engine {
             },
             Statement::ShowStreams => Executed::Streams(self.streams()),
             Statement::ShowQueries => Executed::Queries(self.queries()),
+            Statement::ShowFunctions { like } => {
+                Executed::Functions(self.functions(like.as_deref()))
+            }
             Statement::Describe(name) => Executed::Described(self.stream(&name)?.info()),
             Statement::Explain(plan) => Executed::Explained(self.explain_plan(&plan)),
             Statement::Set { name, value } => {
@@ -685,6 +693,29 @@ impl Engine {
             })
             .collect();
         all.sort_by_key(|q| q.id);
+        all
+    }
+
+    /// The functions queries can call whose names match the SQL `LIKE`
+    /// pattern `like` (all when `None`): built-in aggregates and this
+    /// engine's user aggregates, each sorted by name, then scalar functions.
+    pub fn functions(&self, like: Option<&str>) -> Vec<FunctionInfo> {
+        let mut all = sliq_sql::builtin_functions();
+        let users = self.inner.aggregates.read();
+        let at = all
+            .iter()
+            .position(|f| f.kind != "aggregate")
+            .unwrap_or(all.len());
+        let user_infos = users.values().map(|u| {
+            let inputs: Vec<String> = u.inputs().iter().map(ToString::to_string).collect();
+            FunctionInfo {
+                name: u.name().to_string(),
+                kind: "user aggregate",
+                signature: format!("{}({}) -> {}", u.name(), inputs.join(", "), u.output_type()),
+            }
+        });
+        all.splice(at..at, user_infos);
+        all.retain(|f| like.is_none_or(|pattern| sliq_sql::like(pattern, &f.name)));
         all
     }
 

@@ -37,3 +37,4 @@ pub use engine::{
 pub use error::EngineError;
 pub use operator::WindowAlgorithm;
 pub use partition::Partitioner;
+pub use sliq_sql::FunctionInfo;

@@ -41,6 +41,7 @@ mod planner;
 mod types;
 
 pub use error::{Location, SqlError, SqlErrorKind, closest};
+pub use expr::{FunctionInfo, builtin_functions, like};
 pub use parser::{DurationError, SliqDialect, duration_ms, parse_duration_ms, parse_statements};
 pub use plan::{
     AggregateCall, AggregateFunction, Catalog, Frame, QueryPlan, Statement, StreamDefinition,

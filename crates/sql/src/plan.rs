@@ -269,6 +269,11 @@ pub enum Statement {
     ShowStreams,
     /// `SHOW QUERIES`
     ShowQueries,
+    /// `SHOW FUNCTIONS [LIKE 'pattern']`
+    ShowFunctions {
+        /// A `LIKE` pattern (`%`, `_`) the names must match, ignoring case.
+        like: Option<String>,
+    },
     /// `DESCRIBE name`
     Describe(String),
     /// `EXPLAIN SELECT …`

@@ -100,6 +100,19 @@ fn plan_statement(stmt: &ast::Statement, catalog: &dyn Catalog) -> Result<Statem
             ))),
         },
         S::ShowTables { .. } => Ok(Statement::ShowStreams),
+        S::ShowFunctions { filter } => match filter {
+            None => Ok(Statement::ShowFunctions { like: None }),
+            Some(
+                ast::ShowStatementFilter::Like(p)
+                | ast::ShowStatementFilter::ILike(p)
+                | ast::ShowStatementFilter::NoKeyword(p),
+            ) => Ok(Statement::ShowFunctions {
+                like: Some(p.clone()),
+            }),
+            Some(other) => Err(SqlError::unsupported(format!(
+                "SHOW FUNCTIONS {other} (only LIKE 'pattern')"
+            ))),
+        },
         S::ExplainTable { table_name, .. } => {
             let name = object_name(table_name);
             if catalog.stream(&name).is_none() {
