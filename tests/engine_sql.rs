@@ -440,6 +440,20 @@ fn lag_and_row_number_ignore_the_frame_as_in_sql() {
         "{plan}"
     );
     assert!(!plan.contains("Window 1"), "{plan}");
+    // Row counts come from the frame, without a window of their own.
+    let plan = engine
+        .explain(
+            "SELECT row_number() OVER (PARTITION BY key) AS n, \
+             count(*) OVER (PARTITION BY key RANGE '1s') AS c, \
+             count(*) FILTER (WHERE v > 0) OVER (PARTITION BY key RANGE '1s') AS p FROM s",
+        )
+        .unwrap();
+    assert!(
+        plan.contains("Counted: __agg0 = row_number() is window 0's row count")
+            && plan.contains("Counted: __agg1 = count(*) is window 1's row count")
+            && !plan.contains("__agg2 = count(*) FILTER (WHERE v > 0) is"),
+        "{plan}"
+    );
     let err = engine
         .query("SELECT lag(v, -1) OVER () FROM s")
         .unwrap_err()

@@ -155,6 +155,13 @@ impl ResolvedAggregate {
         &self.output
     }
 
+    /// Whether the result is the number of rows in the frame (`count(*)`,
+    /// `row_number()`), which the frame itself knows: such a call needs no
+    /// window of its own.
+    pub fn counts_frame_rows(&self) -> bool {
+        matches!(self.bound, Bound::CountStar | Bound::RowNumber)
+    }
+
     /// The frame the function needs whatever its `OVER` clause says, as
     /// SQL's window functions ignore the frame: `ROWS offset PRECEDING` for
     /// `lag`, every row so far for `row_number`.

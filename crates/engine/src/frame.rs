@@ -15,6 +15,12 @@ const PREFETCH_ENDS: usize = 4;
 pub struct FramePass {
     /// Rows to evict from the key's window after inserting this row.
     pub evictions: Vec<u32>,
+    /// Rows in the key's window once this row is in (0 for a late row):
+    /// `count(*)` over the frame. Filled only when `count_rows` is set.
+    pub lengths: Vec<u64>,
+    /// Whether some aggregate counts the frame's rows (set once, when the
+    /// query is compiled).
+    pub count_rows: bool,
     /// The row is late (or has no event time) and enters no window.
     pub late: Vec<bool>,
     /// Number of late rows in the batch.
@@ -30,8 +36,8 @@ pub enum FrameState {
         width: i64,
         times: Vec<ChunkedDeque<i64>>,
     },
-    /// Every row stays.
-    Unbounded,
+    /// Every row stays: rows so far per key.
+    Unbounded { held: Vec<u64> },
 }
 
 /// A row that arrived below its key's newest event time.
@@ -56,19 +62,20 @@ impl FrameState {
                 width: ms,
                 times: Vec::new(),
             },
-            Frame::Unbounded => FrameState::Unbounded,
+            Frame::Unbounded => FrameState::Unbounded { held: Vec::new() },
         }
     }
 
     fn grow(&mut self, keys: usize) {
         match self {
-            FrameState::Rows { held, .. } => held.resize(keys.max(held.len()), 0),
+            FrameState::Rows { held, .. } | FrameState::Unbounded { held } => {
+                held.resize(keys.max(held.len()), 0)
+            }
             FrameState::Range { times, .. } => {
                 while times.len() < keys {
                     times.push(ChunkedDeque::new());
                 }
             }
-            FrameState::Unbounded => {}
         }
     }
 
@@ -115,6 +122,7 @@ impl FrameState {
     ) {
         self.grow(keys);
         out.evictions.clear();
+        out.lengths.clear();
         out.late.clear();
         out.late_count = 0;
         match self {
@@ -127,6 +135,9 @@ impl FrameState {
                         out.evictions.push(0);
                     } else {
                         out.evictions.push(1);
+                    }
+                    if out.count_rows {
+                        out.lengths.push(*h);
                     }
                 }
                 out.late.resize(key_ids.len(), false);
@@ -154,17 +165,30 @@ impl FrameState {
                                 evicted += 1;
                             }
                             out.evictions.push(evicted);
+                            if out.count_rows {
+                                out.lengths.push(deque.len() as u64);
+                            }
                             out.late.push(false);
                         }
                         _ => {
                             out.evictions.push(0);
+                            if out.count_rows {
+                                out.lengths.push(0);
+                            }
                             out.late.push(true);
                             out.late_count += 1;
                         }
                     }
                 }
             }
-            FrameState::Unbounded => {
+            FrameState::Unbounded { held } => {
+                for &key in key_ids {
+                    let h = &mut held[key as usize];
+                    *h += 1;
+                    if out.count_rows {
+                        out.lengths.push(*h);
+                    }
+                }
                 out.evictions.resize(key_ids.len(), 0);
                 out.late.resize(key_ids.len(), false);
             }

@@ -42,8 +42,19 @@ struct CompiledAggregate {
     /// `FILTER (WHERE …)`.
     filter: Option<CompiledExpr>,
     window: usize,
-    /// Its own windows, or `None` when it is a member of a [`CompiledGroup`].
+    /// It is its frame's row count (see [`counts_frame_rows`]).
+    counts_frame: bool,
+    /// Its own windows, or `None` when it is a member of a [`CompiledGroup`]
+    /// or counts its frame's rows.
     operator: Option<Box<dyn AggregateOperator>>,
+}
+
+/// Whether `call` is the number of rows in its frame (`count(*)` or
+/// `row_number()` without FILTER), which the frame pass knows: it then
+/// needs no window, and no field in a shared window's records.
+fn counts_frame_rows(call: &sliq_sql::AggregateCall) -> bool {
+    call.filter.is_none()
+        && matches!(&call.function, AggregateFunction::Builtin(f) if f.counts_frame_rows())
 }
 
 /// Aggregates over the same window group sharing one window per key.
@@ -96,7 +107,7 @@ impl CompiledQuery {
             .map(|f| CompiledExpr::new(f, &input))
             .transpose()?;
         let mut windows = Vec::new();
-        for w in &plan.windows {
+        for (index, w) in plan.windows.iter().enumerate() {
             let keys = w
                 .keys
                 .iter()
@@ -119,7 +130,13 @@ impl CompiledQuery {
                 event_time,
                 frame: FrameState::new(w.frame),
                 key_ids: Vec::new(),
-                pass: FramePass::default(),
+                pass: FramePass {
+                    count_rows: plan
+                        .aggregates
+                        .iter()
+                        .any(|a| a.window == index && counts_frame_rows(a)),
+                    ..FramePass::default()
+                },
             });
         }
         let groups = Self::shared_groups(plan, algorithm);
@@ -133,6 +150,7 @@ impl CompiledQuery {
                 .collect::<Result<Vec<_>, _>>()?;
             let output = a.function.output_type().clone();
             let operator = match &a.function {
+                _ if counts_frame_rows(a) => None,
                 AggregateFunction::Builtin(_) if grouped(i) => None,
                 AggregateFunction::Builtin(resolved) => {
                     Some(resolved.visit(BuildOperator { algorithm, output }))
@@ -155,6 +173,7 @@ impl CompiledQuery {
                 .map(|f| CompiledExpr::new(f, &input))
                 .transpose()?;
             aggregates.push(CompiledAggregate {
+                counts_frame: counts_frame_rows(a),
                 args,
                 filter,
                 window: a.window,
@@ -190,7 +209,7 @@ impl CompiledQuery {
                 .aggregates
                 .iter()
                 .enumerate()
-                .filter(|(_, a)| a.window == window)
+                .filter(|(_, a)| a.window == window && !counts_frame_rows(a))
                 .filter_map(|(i, a)| match &a.function {
                     AggregateFunction::Builtin(aggregate) => Some((
                         i,
@@ -216,24 +235,36 @@ impl CompiledQuery {
         groups
     }
 
-    /// EXPLAIN lines naming the aggregates that share one window per key.
+    /// EXPLAIN lines naming the aggregates that share one window per key,
+    /// and those that only count their frame's rows.
     pub fn explain_sharing(plan: &QueryPlan, algorithm: WindowAlgorithm) -> String {
-        Self::shared_groups(plan, algorithm)
+        let counted = plan
+            .aggregates
             .iter()
-            .map(|g| {
-                let names: Vec<String> = g
-                    .members
-                    .iter()
-                    .map(|&i| sliq_sql::aggregate_column(i))
-                    .collect();
+            .enumerate()
+            .filter(|(_, a)| counts_frame_rows(a))
+            .map(|(i, a)| {
                 format!(
-                    "  Shared: window {}'s {} keep one DABA Lite per key ({}-byte records)\n",
-                    g.window,
-                    names.join(", "),
-                    g.operator.record_bytes()
+                    "  Counted: {} = {} is window {}'s row count (no window of its own)\n",
+                    sliq_sql::aggregate_column(i),
+                    a.display,
+                    a.window
                 )
-            })
-            .collect()
+            });
+        let shared = Self::shared_groups(plan, algorithm).into_iter().map(|g| {
+            let names: Vec<String> = g
+                .members
+                .iter()
+                .map(|&i| sliq_sql::aggregate_column(i))
+                .collect();
+            format!(
+                "  Shared: window {}'s {} keep one DABA Lite per key ({}-byte records)\n",
+                g.window,
+                names.join(", "),
+                g.operator.record_bytes()
+            )
+        });
+        shared.chain(counted).collect()
     }
 
     /// The rows of `batch` that pass WHERE. A row whose predicate fails to
@@ -371,7 +402,9 @@ impl CompiledQuery {
             .zip(&masks)
             .zip(&mut results)
         {
-            if let Some(operator) = &mut a.operator {
+            if a.counts_frame {
+                *result = Some((frame_counts(&self.windows[a.window].pass), 0, None));
+            } else if let Some(operator) = &mut a.operator {
                 let w = &self.windows[a.window];
                 *result = Some(operator.process(
                     args,
@@ -426,6 +459,16 @@ impl CompiledQuery {
     pub fn key_counts(&self) -> Vec<usize> {
         self.windows.iter().map(|w| w.key_map.key_count()).collect()
     }
+}
+
+/// Each row's frame row count as `count(*)` gives it: NULL for a late row,
+/// which joins no RANGE window.
+fn frame_counts(pass: &FramePass) -> ArrayRef {
+    let counts = pass.lengths.iter().zip(&pass.late).map(|(&n, &late)| {
+        // A window never holds more rows than fit in memory.
+        (!late).then_some(n as i64)
+    });
+    Arc::new(counts.collect::<arrow_array::Int64Array>())
 }
 
 /// `array` as `to`, without copying when it already is (`arrow_cast::cast`
