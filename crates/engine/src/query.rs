@@ -149,8 +149,9 @@ impl CompiledQuery {
                 .map(|e| CompiledExpr::new(e, &input))
                 .collect::<Result<Vec<_>, _>>()?;
             let output = a.function.output_type().clone();
+            let counts_frame = counts_frame_rows(a);
             let operator = match &a.function {
-                _ if counts_frame_rows(a) => None,
+                _ if counts_frame => None,
                 AggregateFunction::Builtin(_) if grouped(i) => None,
                 AggregateFunction::Builtin(resolved) => {
                     Some(resolved.visit(BuildOperator { algorithm, output }))
@@ -173,7 +174,7 @@ impl CompiledQuery {
                 .map(|f| CompiledExpr::new(f, &input))
                 .transpose()?;
             aggregates.push(CompiledAggregate {
-                counts_frame: counts_frame_rows(a),
+                counts_frame,
                 args,
                 filter,
                 window: a.window,
