@@ -369,7 +369,7 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
             .or_at(span_location(select.select_token.0.span)));
     }
     if let Some(having) = &select.having {
-        return Err(SqlError::unsupported("HAVING (filter with WHERE)").or_at(location_of(having)));
+        return Err(SqlError::unsupported("HAVING").or_at(location_of(having)));
     }
     if let Some(qualify) = &select.qualify {
         return Err(SqlError::unsupported("QUALIFY").or_at(location_of(qualify)));
