@@ -463,6 +463,14 @@ fn lag_and_row_number_ignore_the_frame_as_in_sql() {
         "{err}"
     );
     let err = engine
+        .query("SELECT lag(v) FILTER (WHERE v > 0) OVER () FROM s")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("not supported in continuous queries: FILTER on the window function lag"),
+        "{err}"
+    );
+    let err = engine
         .query("SELECT lead(v) OVER () FROM s")
         .unwrap_err()
         .to_string();

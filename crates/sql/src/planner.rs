@@ -742,6 +742,14 @@ impl AggregatePlanner<'_> {
             AggregateFunction::Builtin(resolved) => resolved.fixed_frame(),
             AggregateFunction::User(_) => None,
         };
+        if let (Some(_), Some(filter)) = (fixed_frame, &f.filter) {
+            // As in PostgreSQL: FILTER belongs to aggregates, and lag or
+            // row_number count rows whatever a filter would leave out.
+            return Err(SqlError::unsupported(format!(
+                "FILTER on the window function {name} (only aggregates take it)"
+            ))
+            .or_at(location_of(filter.as_ref())));
+        }
         let window = self.window(f, fixed_frame)?;
         self.converter.add_column(
             &aggregate_column(self.aggregates.len()),
