@@ -6,8 +6,9 @@
 //! string that does not parse. Failing the batch would lose every other row
 //! of it, so [`CompiledExpr::evaluate_rows`] then narrows the failure down
 //! to its rows and gives each of them NULL, as SQLite and MySQL do for
-//! division by zero. The failures are counted ([`RowFailures`]) and reach the query's
-//! statistics with the first message; nothing is dropped silently.
+//! division by zero. The failures are counted ([`RowFailures`]) and reach
+//! the query's statistics with the first message; nothing is dropped
+//! silently.
 
 use std::sync::Arc;
 
