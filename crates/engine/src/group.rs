@@ -28,9 +28,9 @@ use crate::operator::{lift_row, write_null};
 /// Rows per shape pass: the chunk's tape stays in cache for the replays.
 const CHUNK_ROWS: usize = 64;
 
-/// Largest record, in 16-byte words; groups whose aggregates need more
+/// Largest record, in 8-byte words; groups whose aggregates need more
 /// (large sketches) keep one window per aggregate.
-const MAX_RECORD_WORDS: usize = 16;
+const MAX_RECORD_WORDS: usize = 32;
 
 /// A value operation of the shape pass, on record fields at each member's
 /// offset from these pointers.
@@ -170,7 +170,7 @@ impl<A: Aggregate> Member for MemberOf<A> {
         for op in tape {
             // SAFETY: the caller guarantees live records and field states;
             // offsets were laid out for `A::Agg`'s size and alignment inside
-            // 16-byte-aligned records; `Combine` and `Take` never name the
+            // 8-byte-aligned records; `Combine` and `Take` never name the
             // same record twice (DABA Lite combines distinct slots).
             unsafe {
                 match *op {
@@ -235,9 +235,11 @@ pub trait GroupOperator: Send {
     fn record_bytes(&self) -> usize;
 }
 
-type Record<const W: usize> = [u128; W];
+/// A record of `W` 8-byte words. Partial aggregates align to at most 8
+/// bytes (see `build`), so they pack without padding.
+type Record<const W: usize> = [u64; W];
 
-/// The shared windows of a group whose records take `W` 16-byte words.
+/// The shared windows of a group whose records take `W` 8-byte words.
 struct SharedWindows<const W: usize> {
     members: Vec<Box<dyn Member>>,
     shapes: Vec<DabaLiteShape<Record<W>>>,
@@ -394,14 +396,14 @@ pub fn build(members: &[MemberSpec<'_>]) -> Option<Box<dyn GroupOperator>> {
     let mut size = 0usize;
     for m in members {
         let layout = m.aggregate.visit(AggLayout);
-        if layout.align() > std::mem::align_of::<u128>() {
+        if layout.align() > std::mem::align_of::<u64>() {
             return None;
         }
         let offset = size.next_multiple_of(layout.align());
         offsets.push(offset);
         size = offset + layout.size();
     }
-    let words = size.div_ceil(std::mem::size_of::<u128>()).max(1);
+    let words = size.div_ceil(std::mem::size_of::<u64>()).max(1);
     let boxed = members
         .iter()
         .zip(offsets)
@@ -426,10 +428,15 @@ pub fn build(members: &[MemberSpec<'_>]) -> Option<Box<dyn GroupOperator>> {
         2 => with_words::<2>(boxed),
         3 => with_words::<3>(boxed),
         4 => with_words::<4>(boxed),
-        5 | 6 => with_words::<6>(boxed),
-        7 | 8 => with_words::<8>(boxed),
-        9..=12 => with_words::<12>(boxed),
-        13..=MAX_RECORD_WORDS => with_words::<MAX_RECORD_WORDS>(boxed),
+        5 => with_words::<5>(boxed),
+        6 => with_words::<6>(boxed),
+        7 => with_words::<7>(boxed),
+        8 => with_words::<8>(boxed),
+        9 | 10 => with_words::<10>(boxed),
+        11 | 12 => with_words::<12>(boxed),
+        13..=16 => with_words::<16>(boxed),
+        17..=24 => with_words::<24>(boxed),
+        25..=MAX_RECORD_WORDS => with_words::<MAX_RECORD_WORDS>(boxed),
         _ => return None,
     })
 }
