@@ -1176,6 +1176,74 @@ fn scalar_functions_work_in_items_arguments_and_filters() {
 }
 
 #[test]
+fn date_functions_bucket_event_time() {
+    use arrow_array::TimestampMillisecondArray;
+    let engine = Engine::new();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new(
+            "ts",
+            DataType::Timestamp(arrow_schema::TimeUnit::Millisecond, None),
+            false,
+        ),
+        Field::new("v", DataType::Float64, true),
+    ]));
+    let s = engine
+        .register_stream(
+            "t",
+            schema.clone(),
+            StreamOptions::default().event_time("ts"),
+        )
+        .unwrap();
+    // Per-minute buckets as a partition key: a tumbling count.
+    let q = engine
+        .query(
+            "SELECT date_part('second', ts) AS sec, \
+             count(*) OVER (PARTITION BY date_trunc('minute', ts)) AS in_minute, \
+             sum(v) OVER (PARTITION BY date_bin(INTERVAL '30' SECOND, ts)) AS half \
+             FROM t",
+        )
+        .unwrap();
+    let minute = 60_000;
+    let ts = [
+        5_000,
+        45_000,
+        minute + 10_000,
+        minute + 20_000,
+        minute + 40_000,
+    ];
+    let b = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(TimestampMillisecondArray::from(ts.to_vec())),
+            Arc::new(Float64Array::from(vec![1.0, 2.0, 3.0, 4.0, 5.0])),
+        ],
+    )
+    .unwrap();
+    s.push(b).unwrap();
+    let out = q.recv().unwrap();
+    assert_eq!(floats(&out, "sec"), some(&[5.0, 45.0, 10.0, 20.0, 40.0]));
+    assert_eq!(
+        ints(&out, "in_minute"),
+        vec![Some(1), Some(2), Some(1), Some(2), Some(3)]
+    );
+    assert_eq!(floats(&out, "half"), some(&[1.0, 2.0, 3.0, 7.0, 5.0]));
+    // Fixed intervals in arithmetic; calendar ones are refused.
+    assert!(
+        engine
+            .query("SELECT ts - INTERVAL '1' HOUR AS earlier FROM t")
+            .is_ok()
+    );
+    let err = engine
+        .query("SELECT ts - INTERVAL '1' MONTH FROM t")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("an interval here is a fixed length of time") && err.contains("column 22"),
+        "{err}"
+    );
+}
+
+#[test]
 fn limit_stops_a_query_after_n_rows() {
     let (engine, s) = engine_with_s();
     let q = engine

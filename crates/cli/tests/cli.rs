@@ -199,6 +199,30 @@ fn aggregate_filters_lag_and_row_number_through_the_binary() {
 }
 
 #[test]
+fn date_functions_make_per_minute_partitions() {
+    let path = scratch(
+        "minutes.csv",
+        b"ts,v\n2026-12-03T10:00:05,1\n2026-12-03T10:00:45,2\n2026-12-03T10:01:10,3\n",
+    );
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        &format!(
+            "CREATE STREAM s (ts TIMESTAMP, v DOUBLE) WITH (path = '{}'); \
+             SELECT date_trunc('minute', ts) AS minute, \
+             count(*) OVER (PARTITION BY date_trunc('minute', ts)) AS n FROM s;",
+            path.display()
+        ),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "minute,n\n2026-12-03T10:00:00.000,1\n2026-12-03T10:00:00.000,2\n2026-12-03T10:01:00.000,1\n"
+    );
+}
+
+#[test]
 fn csv_headers_map_columns_by_name() {
     let select = |path: &std::path::Path| {
         format!(

@@ -276,6 +276,22 @@ impl<'a> ExprConverter<'a> {
             A::Subquery(_) | A::InSubquery { .. } | A::Exists { .. } => {
                 return Err(SqlError::unsupported("subqueries"));
             }
+            A::Interval(interval) => {
+                // A fixed length of time (as in RANGE frames), for
+                // `ts - INTERVAL '1' HOUR` or `date_bin(INTERVAL '30' SECOND, ts)`.
+                let nanos = crate::planner::interval_ms(interval)
+                    .ok()
+                    .and_then(|ms| ms.checked_mul(1_000_000))
+                    .ok_or_else(|| {
+                        SqlError::at(
+                            SqlErrorKind::Plan(format!(
+                                "{e}: an interval here is a fixed length of time in ms, s, m, h or d, such as INTERVAL '30' SECOND or INTERVAL '1m30s'"
+                            )),
+                            location_of(e),
+                        )
+                    })?;
+                Expr::Literal(ScalarValue::new_interval_mdn(0, 0, nanos), None)
+            }
             other => return Err(SqlError::unsupported(format!("the expression {other}"))),
         })
     }

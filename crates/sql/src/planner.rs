@@ -1000,7 +1000,8 @@ impl AggregatePlanner<'_> {
     }
 }
 
-fn interval_ms(interval: &ast::Interval) -> Result<i64, DurationError> {
+/// The length of a fixed `INTERVAL` (ms, s, m, h, d) in milliseconds.
+pub(crate) fn interval_ms(interval: &ast::Interval) -> Result<i64, DurationError> {
     let text = match interval.value.as_ref() {
         ast::Expr::Value(v) => match &v.value {
             ast::Value::SingleQuotedString(s) => s.clone(),
