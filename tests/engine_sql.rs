@@ -1023,6 +1023,34 @@ fn a_row_whose_expression_fails_gets_null_and_the_batch_goes_on() {
     // The output and the argument fail on rows 1 and 3 each.
     let failed: Vec<u64> = stats.queries.iter().map(|q| q.failed_results).collect();
     assert_eq!(failed, vec![4, 2, 2]);
+
+    // Over NOT NULL columns too: a computed output is nullable, whatever
+    // DataFusion infers, since a row can fail.
+    engine
+        .execute("CREATE STREAM strict (x BIGINT NOT NULL, y BIGINT NOT NULL)")
+        .unwrap();
+    let q = engine.query("SELECT x, x / y AS q FROM strict").unwrap();
+    assert!(!q.schema().field(0).is_nullable());
+    assert!(q.schema().field(1).is_nullable());
+    engine
+        .execute("INSERT INTO strict VALUES (6, 3), (1, 0)")
+        .unwrap();
+    assert_eq!(ints(&q.recv().unwrap(), "q"), vec![Some(2), None]);
+}
+
+#[test]
+fn clock_functions_are_refused_with_the_reason() {
+    let (engine, _s) = engine_with_s();
+    for call in ["now()", "current_date", "CURRENT_TIMESTAMP"] {
+        let err = engine
+            .query(&format!("SELECT {call} AS t FROM s"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("a continuous query has no single 'now'") && err.contains("column 8"),
+            "{err}"
+        );
+    }
 }
 
 #[test]

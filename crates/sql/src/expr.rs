@@ -263,6 +263,13 @@ impl<'a> ExprConverter<'a> {
                     _ => Expr::Cast(Cast::new(boxed(inner), target)),
                 }
             }
+            A::Function(f) if is_clock_function(f) => {
+                return Err(SqlError::unsupported(format!(
+                    "{}: a continuous query has no single 'now' (use the stream's event time)",
+                    f.name
+                ))
+                .or_at(location_of(&f.name)));
+            }
             A::Function(f) if f.over.is_none() && is_scalar_call(f) => self.scalar_call(f, hook)?,
             A::Function(f) => match hook {
                 Some(h) => h(f)?,
@@ -494,6 +501,16 @@ fn binary_operator(op: &BinaryOperator) -> Result<Operator, SqlError> {
 }
 
 /// The scalar functions available in expressions, by name and alias.
+/// DataFusion's functions of the time a query starts, which it replaces by
+/// a constant when planning a batch query; a continuous query never stops.
+const CLOCK_FUNCTIONS: &[&str] = &[
+    "now",
+    "current_timestamp",
+    "current_date",
+    "today",
+    "current_time",
+];
+
 fn scalar_functions() -> &'static std::collections::HashMap<String, Arc<datafusion_expr::ScalarUDF>>
 {
     static FUNCTIONS: std::sync::OnceLock<
@@ -501,7 +518,10 @@ fn scalar_functions() -> &'static std::collections::HashMap<String, Arc<datafusi
     > = std::sync::OnceLock::new();
     FUNCTIONS.get_or_init(|| {
         let mut map = std::collections::HashMap::new();
-        for udf in datafusion_functions::all_default_functions() {
+        for udf in datafusion_functions::all_default_functions()
+            .into_iter()
+            .filter(|udf| !CLOCK_FUNCTIONS.contains(&udf.name()))
+        {
             for alias in udf.aliases() {
                 map.insert(alias.to_ascii_lowercase(), Arc::clone(&udf));
             }
@@ -592,6 +612,12 @@ pub fn function_names() -> impl Iterator<Item = &'static str> {
         .keys()
         .map(String::as_str)
         .chain(sliq_aggregates::registry::function_names())
+}
+
+/// Whether `f` is one of [`CLOCK_FUNCTIONS`].
+fn is_clock_function(f: &ast::Function) -> bool {
+    let name = f.name.to_string().to_ascii_lowercase();
+    CLOCK_FUNCTIONS.contains(&name.as_str())
 }
 
 /// Whether a call without `OVER` is a scalar function (not an aggregate).

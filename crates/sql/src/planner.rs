@@ -522,7 +522,10 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
         let (_, field) = e
             .to_field(&intermediate_df)
             .map_err(|err| SqlError::plan(format!("column {name}: {err}")))?;
-        let (t, nullable) = (field.data_type().clone(), field.is_nullable());
+        // A computed value is NULL on a row where it fails (division by
+        // zero, a failing CAST), whatever DataFusion infers for it.
+        let nullable = field.is_nullable() || !matches!(e, Expr::Column(_));
+        let t = field.data_type().clone();
         // Duplicate names get a suffix, as DuckDB does (`m`, `m_1`).
         let n = seen.entry(name.clone()).or_insert(0usize);
         let unique = if *n == 0 {
