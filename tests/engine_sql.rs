@@ -1225,7 +1225,7 @@ fn date_functions_bucket_event_time() {
     // Per-minute buckets as a partition key: a tumbling count.
     let q = engine
         .query(
-            "SELECT date_part('second', ts) AS sec, \
+            "SELECT date_part('second', ts) AS sec, EXTRACT(SECOND FROM ts) AS sec2, \
              count(*) OVER (PARTITION BY date_trunc('minute', ts)) AS in_minute, \
              sum(v) OVER (PARTITION BY date_bin(INTERVAL '30' SECOND, ts)) AS half \
              FROM t",
@@ -1250,6 +1250,7 @@ fn date_functions_bucket_event_time() {
     s.push(b).unwrap();
     let out = q.recv().unwrap();
     assert_eq!(floats(&out, "sec"), some(&[5.0, 45.0, 10.0, 20.0, 40.0]));
+    assert_eq!(floats(&out, "sec2"), floats(&out, "sec"));
     assert_eq!(
         ints(&out, "in_minute"),
         vec![Some(1), Some(2), Some(1), Some(2), Some(3)]

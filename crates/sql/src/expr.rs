@@ -263,6 +263,17 @@ impl<'a> ExprConverter<'a> {
                     _ => Expr::Cast(Cast::new(boxed(inner), target)),
                 }
             }
+            A::Extract { field, expr, .. } => {
+                // EXTRACT(MINUTE FROM ts) is date_part('minute', ts).
+                let udf = scalar_function("date_part")
+                    .ok_or_else(|| SqlError::unsupported(format!("the expression {e}")))?;
+                let part = Expr::Literal(
+                    ScalarValue::Utf8(Some(field.to_string().to_ascii_lowercase())),
+                    None,
+                );
+                let value = self.convert(expr, hook)?;
+                self.apply_udf("extract", udf, vec![part, value], location_of(e))?
+            }
             A::Function(f) if is_clock_function(f) => {
                 return Err(SqlError::unsupported(format!(
                     "{}: a continuous query has no single 'now' (use the stream's event time)",
@@ -337,6 +348,18 @@ impl<'a> ExprConverter<'a> {
                 }
             }
         }
+        self.apply_udf(&name, udf, args, location_of(&f.name))
+    }
+
+    /// `udf(args)`, with the arguments coerced to its signature; errors
+    /// point at `location`, the function's name.
+    fn apply_udf(
+        &self,
+        name: &str,
+        udf: &Arc<datafusion_expr::ScalarUDF>,
+        args: Vec<Expr>,
+        location: Option<Location>,
+    ) -> Result<Expr, SqlError> {
         let fields = args
             .iter()
             .map(|a| {
@@ -357,7 +380,7 @@ impl<'a> ExprConverter<'a> {
                             "{name}({}) does not match its signature: {e}",
                             given.join(", ")
                         )),
-                        location_of(&f.name),
+                        location,
                     )
                 })?;
         let args = args
