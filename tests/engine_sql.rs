@@ -1273,6 +1273,39 @@ fn date_functions_bucket_event_time() {
 }
 
 #[test]
+fn qualify_emits_only_the_rows_whose_windows_pass() {
+    let (engine, s) = engine_with_s();
+    // An alarm: rows whose two-row average exceeds 3. Dropped rows still
+    // entered their windows.
+    let q = engine
+        .query(
+            "SELECT ts, avg(v) OVER w AS a FROM s GROUP BY key \
+             WINDOW w AS (ROWS 1 PRECEDING) QUALIFY avg(v) OVER w > 3",
+        )
+        .unwrap();
+    assert!(
+        engine
+            .explain("SELECT ts FROM s QUALIFY max(v) OVER (ROWS 1 PRECEDING) > 3")
+            .unwrap()
+            .contains("Qualify: __agg0 > ")
+    );
+    s.push(batch(ROWS)).unwrap();
+    let out = q.recv().unwrap();
+    let all = run("SELECT ts, avg(v) OVER (ROWS 1 PRECEDING) AS a FROM s GROUP BY key");
+    let want: Vec<(Option<i64>, Option<f64>)> = ints(&all, "ts")
+        .into_iter()
+        .zip(floats(&all, "a"))
+        .filter(|(_, a)| a.is_some_and(|a| a > 3.0))
+        .collect();
+    let got: Vec<(Option<i64>, Option<f64>)> = ints(&out, "ts")
+        .into_iter()
+        .zip(floats(&out, "a"))
+        .collect();
+    assert!(!want.is_empty() && want.len() < ROWS.len(), "{want:?}");
+    assert_eq!(got, want);
+}
+
+#[test]
 fn limit_stops_a_query_after_n_rows() {
     let (engine, s) = engine_with_s();
     let q = engine

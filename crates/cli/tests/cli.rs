@@ -199,6 +199,32 @@ fn aggregate_filters_lag_and_row_number_through_the_binary() {
 }
 
 #[test]
+fn qualify_prints_only_alarm_rows() {
+    let path = scratch(
+        "alarm.csv",
+        b"ts,k,v\n1,a,1\n2,a,5\n3,b,2\n4,a,\n5,a,7\n6,a,0\n",
+    );
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        &format!(
+            "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{}'); \
+             SELECT ts, avg(v) OVER w AS a FROM s GROUP BY k \
+             WINDOW w AS (ROWS 2 PRECEDING) QUALIFY avg(v) OVER w > 3;",
+            path.display()
+        ),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "ts,a\n5,6.0\n6,3.5\n");
+    assert!(
+        stderr(&out).contains("rows in 6, rows out 2"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn date_functions_make_per_minute_partitions() {
     let path = scratch(
         "minutes.csv",

@@ -72,6 +72,8 @@ pub struct CompiledQuery {
     aggregates: Vec<CompiledAggregate>,
     groups: Vec<CompiledGroup>,
     intermediate_schema: SchemaRef,
+    /// `QUALIFY`, over the intermediate row.
+    qualify: Option<CompiledExpr>,
     outputs: Vec<CompiledExpr>,
     output_schema: SchemaRef,
 }
@@ -186,12 +188,18 @@ impl CompiledQuery {
             .iter()
             .map(|(_, e)| CompiledExpr::new(e, &intermediate))
             .collect::<Result<Vec<_>, _>>()?;
+        let qualify = plan
+            .qualify
+            .as_ref()
+            .map(|q| CompiledExpr::new(q, &intermediate))
+            .transpose()?;
         Ok(CompiledQuery {
             filter,
             windows,
             aggregates,
             groups,
             intermediate_schema: Arc::clone(&plan.intermediate_schema),
+            qualify,
             outputs,
             output_schema: Arc::clone(&plan.output_schema),
         })
@@ -433,6 +441,16 @@ impl CompiledQuery {
             &options,
         )
         .map_err(|e| format!("assembling results: {e}"))?;
+        // QUALIFY drops rows after their windows took them in.
+        let intermediate = match &self.qualify {
+            Some(q) => {
+                let mask = row_mask(q, &intermediate, &mut outcome.failures)?;
+                arrow_select::filter::filter_record_batch(&intermediate, &mask)
+                    .map_err(|e| format!("qualifying: {e}"))?
+            }
+            None => intermediate,
+        };
+        let options = RecordBatchOptions::new().with_row_count(Some(intermediate.num_rows()));
         let out = self
             .outputs
             .iter()

@@ -154,6 +154,9 @@ pub struct QueryPlan {
     pub aggregates: Vec<AggregateCall>,
     /// Input columns followed by one column per aggregate.
     pub intermediate_schema: SchemaRef,
+    /// `QUALIFY`, a BOOLEAN over the intermediate schema (input columns
+    /// and aggregate results): rows for which it is not true emit nothing.
+    pub qualify: Option<Expr>,
     /// The output columns: name and expression over the intermediate schema.
     pub outputs: Vec<(String, Expr)>,
     /// The result schema.
@@ -214,6 +217,9 @@ impl QueryPlan {
                     a.function.output_type(),
                 ));
             }
+        }
+        if let Some(q) = &self.qualify {
+            out.push_str(&format!("  Qualify: {q}\n"));
         }
         out.push_str(&format!("  Output: {}\n", schema_text(&self.output_schema)));
         if let Some(n) = self.limit {

@@ -371,9 +371,6 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
     if let Some(having) = &select.having {
         return Err(SqlError::unsupported("HAVING").or_at(location_of(having)));
     }
-    if let Some(qualify) = &select.qualify {
-        return Err(SqlError::unsupported("QUALIFY").or_at(location_of(qualify)));
-    }
     let table = match select.from.as_slice() {
         [t] if t.joins.is_empty() => t,
         [] => return Err(SqlError::plan("a continuous query needs FROM <stream>")),
@@ -495,6 +492,17 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
             }
         }
     }
+    // QUALIFY: over the row and its aggregates, like a select item.
+    let qualify = select
+        .qualify
+        .as_ref()
+        .map(|q| {
+            let e = planner.convert_item(q)?;
+            converter
+                .cast_to(e, &DataType::Boolean)
+                .map_err(|err| err.or_at(location_of(q)))
+        })
+        .transpose()?;
     let AggregatePlanner {
         windows,
         aggregates,
@@ -552,6 +560,7 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
         windows,
         aggregates,
         intermediate_schema,
+        qualify,
         outputs,
         output_schema,
         limit,
