@@ -31,7 +31,18 @@ fn scratch(name: &str, content: &[u8]) -> PathBuf {
     path
 }
 
+/// Runs `sql` with `--format csv`, `{path}` in it naming a scratch file
+/// `name` that holds `text`.
+fn csv_script(name: &str, text: &[u8], sql: &str) -> Output {
+    let path = scratch(name, text);
+    let sql = sql.replace("{path}", &path.display().to_string());
+    run(&["--format", "csv", "-c", &sql])
+}
+
 const DATA: &str = "seq,ts,key,v\n0,1000,a,5\n1,2000,b,1.5\n2,3000,a,3\n3,14000,a,4\n4,15000,b,\n";
+
+/// Six rows over two keys, one value NULL.
+const SMALL: &[u8] = b"ts,k,v\n1,a,1\n2,a,5\n3,b,2\n4,a,\n5,a,7\n6,a,0\n";
 
 #[test]
 fn worked_example_prints_a_header_and_one_line_per_row() {
@@ -175,22 +186,14 @@ fn malformed_csv_lines_fail_with_their_line_number_or_are_skipped() {
 
 #[test]
 fn aggregate_filters_lag_and_row_number_through_the_binary() {
-    let path = scratch(
+    let out = csv_script(
         "filter.csv",
-        b"ts,k,v\n1,a,1\n2,a,5\n3,b,2\n4,a,\n5,a,7\n6,a,0\n",
+        SMALL,
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}'); \
+         SELECT ts, count(*) FILTER (WHERE v > 1) OVER w AS big, count(*) OVER w AS n, \
+         lag(v, 1, 0) OVER w AS prev, row_number() OVER w AS rn \
+         FROM s GROUP BY k WINDOW w AS (ROWS 2 PRECEDING);",
     );
-    let out = run(&[
-        "--format",
-        "csv",
-        "-c",
-        &format!(
-            "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{}'); \
-             SELECT ts, count(*) FILTER (WHERE v > 1) OVER w AS big, count(*) OVER w AS n, \
-             lag(v, 1, 0) OVER w AS prev, row_number() OVER w AS rn \
-             FROM s GROUP BY k WINDOW w AS (ROWS 2 PRECEDING);",
-            path.display()
-        ),
-    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
@@ -200,21 +203,13 @@ fn aggregate_filters_lag_and_row_number_through_the_binary() {
 
 #[test]
 fn qualify_prints_only_alarm_rows() {
-    let path = scratch(
+    let out = csv_script(
         "alarm.csv",
-        b"ts,k,v\n1,a,1\n2,a,5\n3,b,2\n4,a,\n5,a,7\n6,a,0\n",
+        SMALL,
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}'); \
+         SELECT ts, avg(v) OVER w AS a FROM s GROUP BY k \
+         WINDOW w AS (ROWS 2 PRECEDING) QUALIFY avg(v) OVER w > 3;",
     );
-    let out = run(&[
-        "--format",
-        "csv",
-        "-c",
-        &format!(
-            "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{}'); \
-             SELECT ts, avg(v) OVER w AS a FROM s GROUP BY k \
-             WINDOW w AS (ROWS 2 PRECEDING) QUALIFY avg(v) OVER w > 3;",
-            path.display()
-        ),
-    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "ts,a\n5,6.0\n6,3.5\n");
     assert!(
@@ -226,21 +221,13 @@ fn qualify_prints_only_alarm_rows() {
 
 #[test]
 fn date_functions_make_per_minute_partitions() {
-    let path = scratch(
+    let out = csv_script(
         "minutes.csv",
         b"ts,v\n2026-12-03T10:00:05,1\n2026-12-03T10:00:45,2\n2026-12-03T10:01:10,3\n",
+        "CREATE STREAM s (ts TIMESTAMP, v DOUBLE) WITH (path = '{path}'); \
+         SELECT date_trunc('minute', ts) AS minute, \
+         count(*) OVER (PARTITION BY date_trunc('minute', ts)) AS n FROM s;",
     );
-    let out = run(&[
-        "--format",
-        "csv",
-        "-c",
-        &format!(
-            "CREATE STREAM s (ts TIMESTAMP, v DOUBLE) WITH (path = '{}'); \
-             SELECT date_trunc('minute', ts) AS minute, \
-             count(*) OVER (PARTITION BY date_trunc('minute', ts)) AS n FROM s;",
-            path.display()
-        ),
-    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
@@ -350,21 +337,13 @@ fn results_before_a_failing_batch_are_all_printed() {
 #[test]
 fn nulls_from_late_rows_and_failed_values_are_explained() {
     // Row 3 is late for key a; row 2 divides by zero.
-    let path = scratch(
+    let out = csv_script(
         "nulls.csv",
         b"ts,k,x,y\n1000,a,6,3\n2000,b,1,0\n500,a,8,2\n3000,a,9,3\n",
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, x BIGINT, y BIGINT) \
+         WITH (path = '{path}', event_time = 'ts'); \
+         SELECT k, x / y AS q, sum(x) OVER (RANGE '10s') AS s FROM s GROUP BY k;",
     );
-    let out = run(&[
-        "--format",
-        "csv",
-        "-c",
-        &format!(
-            "CREATE STREAM s (ts BIGINT, k VARCHAR, x BIGINT, y BIGINT) \
-             WITH (path = '{}', event_time = 'ts'); \
-             SELECT k, x / y AS q, sum(x) OVER (RANGE '10s') AS s FROM s GROUP BY k;",
-            path.display()
-        ),
-    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "k,q,s\na,2,6\nb,,1\na,4,\na,3,15\n");
     let err = stderr(&out);
