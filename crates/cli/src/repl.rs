@@ -63,6 +63,11 @@ const KEYWORDS: &[&str] = &[
     "SHOW",
     "STREAMS",
     "QUERIES",
+    "FUNCTIONS",
+    "LIKE",
+    "QUALIFY",
+    "FILTER",
+    "EXTRACT",
     "DESCRIBE",
     "EXPLAIN",
     "INSERT",
@@ -288,5 +293,8 @@ mod tests {
             vec!["sensor".to_string(), "sensors".to_string()]
         );
         assert!(complete("SELECT ").1.is_empty());
+        assert_eq!(complete("SHOW FUNC").1, vec!["FUNCTIONS".to_string()]);
+        assert_eq!(complete("SELECT QUAL").1, vec!["QUALIFY".to_string()]);
+        assert_eq!(complete("SELECT row_n").1, vec!["row_number".to_string()]);
     }
 }
