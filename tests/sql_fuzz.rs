@@ -49,6 +49,10 @@ const KEYWORDS: &[&str] = &[
     "ON",
     "DISTINCT",
     "FILTER",
+    "QUALIFY",
+    "INTERVAL",
+    "EXTRACT",
+    "FUNCTIONS",
     "CREATE",
     "STREAM",
     "DROP",
@@ -92,6 +96,9 @@ const SEEDS: &[&str] = &[
     "EXPLAIN SELECT key, max(v) OVER (ROWS 9 PRECEDING) FROM s GROUP BY key",
     "INSERT INTO s VALUES (1, 'a', 1.5), (2, NULL, NULL)",
     "SET window_algorithm = 'daba'",
+    "SELECT count(*) FILTER (WHERE v > 1) OVER w, lag(v, 2, 0) OVER w, row_number() OVER w FROM s GROUP BY key WINDOW w AS (ROWS 3 PRECEDING) QUALIFY sum(v) OVER w > 1",
+    "SELECT s.*, date_trunc('minute', CAST(ts AS TIMESTAMP)) - INTERVAL '1' MINUTE, EXTRACT(SECOND FROM CAST(ts AS TIMESTAMP)) FROM s",
+    "SHOW FUNCTIONS LIKE '%a_%'",
 ];
 
 /// Tokens that may stand in for one another without breaking the syntax, so
@@ -134,6 +141,10 @@ const CLASSES: &[&[&str]] = &[
         "abs",
         "round",
         "coalesce",
+        "lag",
+        "row_number",
+        "date_trunc",
+        "now",
         "nope",
     ],
     &["key", "v", "ts", "nope", "NULL"],
