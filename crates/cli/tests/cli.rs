@@ -965,6 +965,25 @@ fn debs_queries_find_valve_delays_and_power_alarms_in_generated_data() {
         .count();
     assert!(alarms > 0, "no alarm in 25 minutes of data with spikes");
     assert_eq!(text.lines().count(), 150_001);
+
+    // The alarms alone (QUALIFY): the same events, each above 30 % somewhere.
+    let out = run(&[
+        "--format",
+        "csv",
+        "-f",
+        &query_file("debs_alarms.sql", &data),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 1 + alarms);
+    assert!(
+        text.lines().skip(1).all(|l| l
+            .split(',')
+            .skip(1)
+            .any(|rv| rv.parse::<f64>().is_ok_and(|rv| rv > 0.3))),
+        "{}",
+        &text[..text.len().min(300)]
+    );
 }
 
 #[test]
