@@ -5,10 +5,7 @@
 use sliq_sql::Frame;
 use sliq_swag::ChunkedDeque;
 
-/// How many rows ahead the RANGE pass prefetches a key's deque struct, and
-/// then its ends.
-const PREFETCH_STRUCT: usize = 12;
-const PREFETCH_ENDS: usize = 4;
+use crate::operator::{PREFETCH_SLOTS, PREFETCH_STRUCT};
 
 /// Per-row outcome of the frame pass.
 #[derive(Default)]
@@ -150,7 +147,7 @@ impl FrameState {
                     if let Some(&ahead) = key_ids.get(row + PREFETCH_STRUCT) {
                         sliq_swag::prefetch(held.as_ptr().wrapping_add(ahead as usize));
                     }
-                    if let Some(ahead) = key_ids.get(row + PREFETCH_ENDS) {
+                    if let Some(ahead) = key_ids.get(row + PREFETCH_SLOTS) {
                         held[*ahead as usize].prefetch_ends();
                     }
                     let deque = &mut held[key as usize];

@@ -99,9 +99,10 @@ pub(crate) fn lift_row<A: Aggregate>(
 }
 
 /// How many rows ahead the per-key loop prefetches each stage.
-const PREFETCH_STRUCT: usize = 12;
+/// The frame pass uses the first and last for its per-key time deques.
+pub(crate) const PREFETCH_STRUCT: usize = 12;
 const PREFETCH_BLOCKS: usize = 8;
-const PREFETCH_SLOTS: usize = 4;
+pub(crate) const PREFETCH_SLOTS: usize = 4;
 
 /// An aggregate's windows, one per key, each a `W`.
 struct WindowOperator<A: Aggregate, W> {

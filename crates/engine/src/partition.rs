@@ -4,9 +4,10 @@
 //! A row's partition is a fixed hash (xxh3 of the key in Arrow's row
 //! format, floats made SQL-equal first as for grouping) of the key columns
 //! of the query's windows: the same key gives the same partition in every
-//! process that runs the same build, whatever the batch it arrives in. A query without keys (one global window), or whose
-//! windows are partitioned by different keys, cannot be split: all its rows
-//! go to partition 0.
+//! process that runs the same build, whatever the batch it arrives in. A
+//! query without keys (one global window), or whose windows are
+//! partitioned by different keys, cannot be split: all its rows go to
+//! partition 0.
 
 use std::sync::Arc;
 
