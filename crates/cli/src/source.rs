@@ -21,6 +21,7 @@ mod decoder;
 mod explain;
 mod header;
 mod lines;
+mod plain_csv;
 
 pub use lines::Lines;
 

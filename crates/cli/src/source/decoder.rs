@@ -1,11 +1,12 @@
-//! One push decoder for a text source's format: arrow-csv's or arrow-json's,
-//! behind the few calls the readers need.
+//! One push decoder for a text source's format: arrow-csv's, arrow-json's or
+//! the plain-CSV fast path's, behind the few calls the readers need.
 
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, SchemaRef};
 
+use super::plain_csv::PlainCsv;
 use super::{Format, TextOptions};
 
 /// The columns of a text source as they appear in it, and which of them,
@@ -31,10 +32,12 @@ impl FileColumns {
     }
 }
 
-/// An arrow-csv or arrow-json decoder whose batches hold up to `batch_rows`
-/// rows of the stream.
+/// An arrow-csv, plain-CSV or arrow-json decoder whose batches hold up to
+/// `batch_rows` rows of the stream.
 pub(super) enum TextDecoder {
     Csv(Box<arrow_csv::reader::Decoder>),
+    /// Refuses some CSV that arrow-csv accepts (see [`PlainCsv`]).
+    Plain(Box<PlainCsv>),
     Json {
         decoder: Box<arrow_json::reader::Decoder>,
         batch_rows: usize,
@@ -42,7 +45,23 @@ pub(super) enum TextDecoder {
 }
 
 impl TextDecoder {
-    /// A decoder for `text`'s format (header lines are left to the caller).
+    /// The fastest decoder for `text`'s format: for CSV, the plain-CSV
+    /// decoder when the columns' types allow it.
+    pub(super) fn fast(
+        columns: &FileColumns,
+        text: &TextOptions,
+        batch_rows: usize,
+    ) -> Result<Self, ArrowError> {
+        if text.format == Format::Csv
+            && let Some(plain) = PlainCsv::new(columns, text.delimiter, batch_rows)
+        {
+            return Ok(TextDecoder::Plain(Box::new(plain)));
+        }
+        Self::new(columns, text, batch_rows)
+    }
+
+    /// A decoder for `text`'s format that accepts whatever arrow-csv or
+    /// arrow-json accepts (header lines are left to the caller).
     pub(super) fn new(
         columns: &FileColumns,
         text: &TextOptions,
@@ -96,6 +115,7 @@ impl TextDecoder {
     pub(super) fn decode(&mut self, buf: &[u8]) -> Result<usize, ArrowError> {
         match self {
             TextDecoder::Csv(d) => d.decode(buf),
+            TextDecoder::Plain(d) => d.decode(buf),
             TextDecoder::Json { decoder, .. } => decoder.decode(buf),
         }
     }
@@ -104,6 +124,7 @@ impl TextDecoder {
     pub(super) fn end_of_input(&mut self) -> Result<(), ArrowError> {
         match self {
             TextDecoder::Csv(d) => d.decode(&[]).map(drop),
+            TextDecoder::Plain(d) => d.end_of_input(),
             TextDecoder::Json { .. } => Ok(()),
         }
     }
@@ -112,6 +133,7 @@ impl TextDecoder {
     pub(super) fn is_full(&self) -> bool {
         match self {
             TextDecoder::Csv(d) => d.capacity() == 0,
+            TextDecoder::Plain(d) => d.is_full(),
             TextDecoder::Json {
                 decoder,
                 batch_rows,
@@ -123,6 +145,7 @@ impl TextDecoder {
     pub(super) fn flush(&mut self) -> Result<Option<RecordBatch>, ArrowError> {
         match self {
             TextDecoder::Csv(d) => d.flush(),
+            TextDecoder::Plain(d) => d.flush(),
             TextDecoder::Json { decoder, .. } => decoder.flush(),
         }
     }

@@ -38,12 +38,22 @@ pub struct Lines {
     pending: Vec<u8>,
     /// The decoder of a file read once, kept from batch to batch.
     bulk: Option<TextDecoder>,
+    /// Whether the bulk decoder may be the plain-CSV fast path: until
+    /// arrow-csv accepts a batch it refused (quoted cells, say).
+    plain: bool,
     /// The bytes the bulk decoder took for the batch being decoded.
     bulk_read: Vec<u8>,
     /// A malformed line that stops the replay, held back while the good
     /// lines before it in its batch are returned.
     failed: Option<SourceError>,
     done: bool,
+}
+
+/// A batch the bulk decoder did not decode: the bytes it took, and whether
+/// it was the plain-CSV decoder (which refuses some good CSV).
+struct Refused {
+    read: Vec<u8>,
+    by_plain: bool,
 }
 
 /// A batch's text: whole lines, with the line number and byte offset of
@@ -72,6 +82,7 @@ impl Lines {
             line: 0,
             pending: Vec::new(),
             bulk: None,
+            plain: true,
             bulk_read: Vec::new(),
             failed: None,
             done: false,
@@ -88,11 +99,15 @@ impl Lines {
                 return Ok(None);
             }
             let mut chunk = Chunk::default();
+            let mut refused_by_plain = false;
             if !self.live.live {
                 match self.decode_bulk()? {
                     Ok(batch) => return Ok(batch),
                     // Finish the batch a line at a time, to name the bad line.
-                    Err(read) => self.split_lines(read, &mut chunk)?,
+                    Err(Refused { read, by_plain }) => {
+                        refused_by_plain = by_plain;
+                        self.split_lines(read, &mut chunk)?;
+                    }
                 }
             }
             self.read_lines(&mut chunk)?;
@@ -100,6 +115,8 @@ impl Lines {
                 continue;
             }
             if let Ok(batch) = self.decode(&chunk.bytes, chunk.starts.len()) {
+                // The file is not plain CSV: leave the rest to arrow-csv.
+                self.plain &= !refused_by_plain;
                 return Ok(batch);
             }
             if let Some(batch) = self.decode_each_line(&chunk)? {
@@ -111,7 +128,7 @@ impl Lines {
     /// Decodes the next batch of a file straight from the read buffer. On a
     /// decoding error, returns the bytes read for this batch (without having
     /// counted their lines): the caller decodes them line by line.
-    fn decode_bulk(&mut self) -> Result<Result<Option<RecordBatch>, Vec<u8>>, SourceError> {
+    fn decode_bulk(&mut self) -> Result<Result<Option<RecordBatch>, Refused>, SourceError> {
         if self.text.skips_header() && self.line == 0 {
             let mut header = Vec::new();
             if !self.read_line(&mut header)? {
@@ -121,9 +138,13 @@ impl Lines {
             self.line = 1;
             self.read_header(&header)?;
         }
+        let new_decoder = match self.plain {
+            true => TextDecoder::fast,
+            false => TextDecoder::new,
+        };
         let decoder = match &mut self.bulk {
             Some(decoder) => decoder,
-            empty => match TextDecoder::new(&self.columns, &self.text, BATCH_ROWS) {
+            empty => match new_decoder(&self.columns, &self.text, BATCH_ROWS) {
                 Ok(decoder) => empty.insert(decoder),
                 Err(e) => return Err(SourceError::Options(format!("{}: {e}", self.what))),
             },
@@ -155,9 +176,12 @@ impl Lines {
                 Ok(Ok(batch))
             }
             Err(_) => {
-                self.bulk = None;
+                let by_plain = matches!(self.bulk.take(), Some(TextDecoder::Plain(_)));
                 self.done = false;
-                Ok(Err(std::mem::take(read)))
+                Ok(Err(Refused {
+                    read: std::mem::take(read),
+                    by_plain,
+                }))
             }
         }
     }
@@ -369,6 +393,8 @@ mod tests {
     enum Line {
         Good(i64),
         GoodCrlf(i64),
+        /// Quoted cells: arrow-csv's to decode, not the plain decoder's.
+        GoodQuoted(i64),
         Blank,
         BadValue,
         MissingField,
@@ -383,6 +409,8 @@ mod tests {
                 (Line::Good(seq), false) => format!("{{\"seq\": {seq}, \"v\": 1.5}}\n"),
                 (Line::GoodCrlf(seq), true) => format!("{seq},-2\r\n"),
                 (Line::GoodCrlf(seq), false) => format!("{{\"v\": -2, \"seq\": {seq}}}\r\n"),
+                (Line::GoodQuoted(seq), true) => format!("\"{seq}\",\"0.5\"\n"),
+                (Line::GoodQuoted(seq), false) => format!("{{\"seq\":{seq},\"v\":0.5}}\n"),
                 (Line::Blank, _) => "  \n".to_string(),
                 (Line::BadValue, true) => "7,oops\n".to_string(),
                 (Line::BadValue, false) => "{\"seq\": 7, \"v\": \"oops\"}\n".to_string(),
@@ -402,6 +430,7 @@ mod tests {
         prop_oneof![
             8 => (0i64..1000).prop_map(Line::Good),
             2 => (0i64..1000).prop_map(Line::GoodCrlf),
+            1 => (0i64..1000).prop_map(Line::GoodQuoted),
             1 => Just(Line::Blank),
             1 => Just(Line::BadValue),
             1 => Just(Line::MissingField),
@@ -422,7 +451,7 @@ mod tests {
             let good: Vec<i64> = lines
                 .iter()
                 .filter_map(|l| match l {
-                    Line::Good(s) | Line::GoodCrlf(s) => Some(*s),
+                    Line::Good(s) | Line::GoodCrlf(s) | Line::GoodQuoted(s) => Some(*s),
                     _ => None,
                 })
                 .collect();
@@ -467,5 +496,29 @@ mod tests {
                 .copied()
                 .eq((0..rows as i64).filter(|&s| s != bad as i64))
         );
+    }
+
+    #[test]
+    fn quotes_in_a_later_batch_hand_the_file_to_arrow_csv() {
+        let rows = 3 * BATCH_ROWS;
+        let mut lines: Vec<Line> = (0..rows as i64).map(Line::Good).collect();
+        lines[BATCH_ROWS + 5] = Line::GoodQuoted(BATCH_ROWS as i64 + 5);
+        let text = render(&lines, true, Format::Csv);
+        let mut source = source(&text, Format::Csv, OnError::Fail, false);
+        let mut seqs = Vec::new();
+        let mut plain_after = Vec::new();
+        while let Some(batch) = source.next_batch().expect("reads") {
+            seqs.extend(
+                batch
+                    .column(0)
+                    .as_primitive::<Int64Type>()
+                    .values()
+                    .iter()
+                    .copied(),
+            );
+            plain_after.push(source.plain);
+        }
+        assert!(seqs.into_iter().eq(0..rows as i64));
+        assert_eq!(plain_after, [true, false, false]);
     }
 }
