@@ -276,6 +276,16 @@ fn csv_headers_map_columns_by_name() {
         "{}",
         stderr(&out)
     );
+    // No header: the first line reads as a row, and stays one.
+    let path = scratch("headerless.csv", b"1,a,1.5\n2,a,2.5\n");
+    let out = run(&["--format", "csv", "-c", &select(&path)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "ts,key,s\n1,a,1.5\n2,a,4.0\n");
+    assert!(
+        stderr(&out).contains("is a row of (ts, key, v), not a header: reading it as data"),
+        "{}",
+        stderr(&out)
+    );
     // Some of the names: refused, naming what is missing.
     let path = scratch("partial.csv", b"ts,k,v\n1,a,1.5\n");
     let out = run(&["--format", "csv", "-c", &select(&path)]);

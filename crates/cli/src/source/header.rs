@@ -6,24 +6,36 @@
 //! name: its columns are decoded in its order and projected onto the
 //! stream's, and columns the stream does not have are skipped. A header
 //! that names none of them is taken as a file whose columns are the
-//! stream's under other names, read by position. A header naming some
-//! but not all of them is an error: reading it either way would put values
-//! into the wrong columns.
+//! stream's under other names, read by position, unless it reads as a row
+//! of the stream (its cells parse as the stream's types, some of them not
+//! text): then the file has no header, and the line is the first row rather
+//! than lost. A header naming some but not all of them is an error: reading
+//! it either way would put values into the wrong columns.
 
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use super::TextOptions;
-use super::decoder::FileColumns;
+use super::decoder::{FileColumns, TextDecoder};
 
-/// How the header `line` lays out the stream `schema`'s columns, and a note
-/// for the user when it names none of them.
-pub(super) fn file_columns(
+/// What the first line of a CSV source read with `header` is.
+#[derive(Debug)]
+pub(super) enum FirstLine {
+    /// A header: how it lays out the stream's columns, and a note for the
+    /// user when it names none of them.
+    Header(FileColumns, Option<String>),
+    /// The first row of a file without a header, and a note saying so.
+    Row(String),
+}
+
+/// What the first `line` of a source with `header` is, for the stream
+/// `schema`.
+pub(super) fn first_line(
     line: &[u8],
     schema: &SchemaRef,
     text: &TextOptions,
-) -> Result<(FileColumns, Option<String>), String> {
+) -> Result<FirstLine, String> {
     let names = header_names(line, text)?;
     let find = |name: &str| -> Result<Option<usize>, String> {
         let mut found = names
@@ -50,14 +62,23 @@ pub(super) fn file_columns(
             .join(", ")
     };
     if positions.iter().all(Option::is_none) {
-        let note = (names.len() == schema.fields().len()).then(|| {
+        let same_count = names.len() == schema.fields().len();
+        if same_count && reads_as_row(line, schema, text) {
+            return Ok(FirstLine::Row(format!(
+                "the first line ({}) is a row of ({}), not a header: reading it as data \
+                 (header = false says a file has none)",
+                names.join(", "),
+                stream_names()
+            )));
+        }
+        let note = same_count.then(|| {
             format!(
                 "the header ({}) names none of the stream's columns; reading them by position as ({})",
                 names.join(", "),
                 stream_names()
             )
         });
-        return Ok((FileColumns::of(Arc::clone(schema)), note));
+        return Ok(FirstLine::Header(FileColumns::of(Arc::clone(schema)), note));
     }
     let projection: Vec<usize> = match positions.iter().copied().collect::<Option<Vec<_>>>() {
         Some(projection) => projection,
@@ -79,7 +100,7 @@ pub(super) fn file_columns(
     };
     let in_order = projection.iter().copied().eq(0..names.len());
     if in_order {
-        return Ok((FileColumns::of(Arc::clone(schema)), None));
+        return Ok(FirstLine::Header(FileColumns::of(Arc::clone(schema)), None));
     }
     // The file's columns: the stream's field where it is one, text otherwise
     // (decoded only if projected, which it is not).
@@ -95,13 +116,35 @@ pub(super) fn file_columns(
         schema: Arc::new(Schema::new(fields)),
         projection: Some(projection),
     };
-    Ok((columns, None))
+    Ok(FirstLine::Header(columns, None))
+}
+
+/// Whether `line` decodes as a row of `schema`, which has a column other
+/// than text (a line of names reads as a row of text columns too).
+fn reads_as_row(line: &[u8], schema: &SchemaRef, text: &TextOptions) -> bool {
+    let typed = schema
+        .fields()
+        .iter()
+        .any(|f| !matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8));
+    typed
+        && TextDecoder::decode_whole(
+            &FileColumns::of(Arc::clone(schema)),
+            text,
+            without_bom(line),
+            1,
+        )
+        .is_ok_and(|batch| batch.is_some())
+}
+
+/// `line` without a UTF-8 byte-order mark.
+pub(super) fn without_bom(line: &[u8]) -> &[u8] {
+    line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
 }
 
 /// The names in a CSV header line (quotes, a byte-order mark and spaces
 /// around names removed).
 fn header_names(line: &[u8], text: &TextOptions) -> Result<Vec<String>, String> {
-    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    let line = without_bom(line);
     let (schema, _) = arrow_csv::reader::Format::default()
         .with_header(true)
         .with_delimiter(text.delimiter)
@@ -140,7 +183,9 @@ mod tests {
     type Layout = (Option<Vec<usize>>, Vec<String>, Option<String>);
 
     fn layout(header: &[u8]) -> Result<Layout, String> {
-        let (columns, note) = file_columns(header, &stream(), &csv())?;
+        let FirstLine::Header(columns, note) = first_line(header, &stream(), &csv())? else {
+            return Err("a row, not a header".into());
+        };
         let names = columns
             .schema
             .fields()
@@ -190,5 +235,29 @@ mod tests {
             layout(b"ts,key,v,KEY\n").unwrap_err(),
             "the header names column 'key' twice"
         );
+    }
+
+    #[test]
+    fn a_first_line_that_reads_as_a_row_is_data() {
+        for line in [&b"17,k1,2.5\n"[..], b"\xEF\xBB\xBF17,k1,\r\n"] {
+            match first_line(line, &stream(), &csv()) {
+                Ok(FirstLine::Row(note)) => {
+                    assert!(note.starts_with("the first line (17, k1, "), "{note}")
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        // Not a row: a value that does not parse, another number of cells.
+        assert!(layout(b"17,k1,x\n").is_ok());
+        assert!(layout(b"17,k1\n").is_ok());
+        // Names read as a row of text columns: a header.
+        let text = Arc::new(Schema::new(vec![
+            Field::new("a", DataType::Utf8, true),
+            Field::new("b", DataType::Utf8, true),
+        ]));
+        assert!(matches!(
+            first_line(b"x,y\n", &text, &csv()),
+            Ok(FirstLine::Header(_, Some(_)))
+        ));
     }
 }

@@ -34,6 +34,12 @@ pub struct Lines {
     live: Liveness,
     /// Lines read so far (blank lines and the header included).
     line: usize,
+    /// Whether the first line is yet to be read as a header (CSV with
+    /// `header`).
+    expects_header: bool,
+    /// The first line, when it turned out to be a row rather than a header,
+    /// until the bulk decoder takes it.
+    first_row: Vec<u8>,
     /// A line read up to the end of a followed file, not yet complete.
     pending: Vec<u8>,
     /// The decoder of a file read once, kept from batch to batch.
@@ -80,6 +86,8 @@ impl Lines {
             text,
             live,
             line: 0,
+            expects_header: text.skips_header(),
+            first_row: Vec::new(),
             pending: Vec::new(),
             bulk: None,
             plain: true,
@@ -129,14 +137,17 @@ impl Lines {
     /// decoding error, returns the bytes read for this batch (without having
     /// counted their lines): the caller decodes them line by line.
     fn decode_bulk(&mut self) -> Result<Result<Option<RecordBatch>, Refused>, SourceError> {
-        if self.text.skips_header() && self.line == 0 {
-            let mut header = Vec::new();
-            if !self.read_line(&mut header)? {
+        if self.expects_header {
+            let mut first = Vec::new();
+            if !self.read_line(&mut first)? {
                 self.done = true;
                 return Ok(Ok(None));
             }
-            self.line = 1;
-            self.read_header(&header)?;
+            if self.read_first_line(&first)? {
+                self.first_row = header::without_bom(&first).to_vec();
+            } else {
+                self.line = 1;
+            }
         }
         let new_decoder = match self.plain {
             true => TextDecoder::fast,
@@ -152,10 +163,14 @@ impl Lines {
         let read = &mut self.bulk_read;
         read.clear();
         let decoded = loop {
-            let buffered = self.input.fill_buf().map_err(|e| SourceError::Io {
-                what: self.what.clone(),
-                message: e.to_string(),
-            })?;
+            let first_row = !self.first_row.is_empty();
+            let buffered = match first_row {
+                true => &self.first_row,
+                false => self.input.fill_buf().map_err(|e| SourceError::Io {
+                    what: self.what.clone(),
+                    message: e.to_string(),
+                })?,
+            };
             if buffered.is_empty() {
                 self.done = true;
                 break decoder.end_of_input();
@@ -165,7 +180,10 @@ impl Lines {
                 Err(e) => break Err(e),
             };
             read.extend_from_slice(&buffered[..used]);
-            self.input.consume(used);
+            match first_row {
+                true => drop(self.first_row.drain(..used)),
+                false => self.input.consume(used),
+            }
             if decoder.is_full() {
                 break Ok(());
             }
@@ -177,6 +195,9 @@ impl Lines {
             }
             Err(_) => {
                 let by_plain = matches!(self.bulk.take(), Some(TextDecoder::Plain(_)));
+                // The line-by-line reading goes on from here: the first row
+                // must come before what is still in the input.
+                read.append(&mut self.first_row);
                 self.done = false;
                 Ok(Err(Refused {
                     read: std::mem::take(read),
@@ -201,9 +222,12 @@ impl Lines {
 
     /// Adds the line just counted to `chunk`, unless it is blank or the
     /// header (which says how the columns are laid out).
-    fn add_line(&mut self, line: &[u8], chunk: &mut Chunk) -> Result<(), SourceError> {
-        if self.text.skips_header() && self.line == 1 {
-            return self.read_header(line);
+    fn add_line(&mut self, mut line: &[u8], chunk: &mut Chunk) -> Result<(), SourceError> {
+        if self.expects_header {
+            if !self.read_first_line(line)? {
+                return Ok(());
+            }
+            line = header::without_bom(line);
         }
         if !line.iter().all(|b| b.is_ascii_whitespace()) {
             chunk.starts.push((self.line, chunk.bytes.len()));
@@ -212,21 +236,29 @@ impl Lines {
         Ok(())
     }
 
-    /// Matches the CSV header `line` with the stream's columns.
-    fn read_header(&mut self, line: &[u8]) -> Result<(), SourceError> {
-        let (columns, remark) =
-            header::file_columns(line, &self.schema, &self.text).map_err(|message| {
-                SourceError::Malformed {
-                    what: self.what.clone(),
-                    line: 1,
-                    message,
-                }
-            })?;
+    /// Reads the first line of a source with `header`: a header, matched
+    /// with the stream's columns, or (true) the first row of a file without
+    /// one.
+    fn read_first_line(&mut self, line: &[u8]) -> Result<bool, SourceError> {
+        self.expects_header = false;
+        let first = header::first_line(line, &self.schema, &self.text).map_err(|message| {
+            SourceError::Malformed {
+                what: self.what.clone(),
+                line: 1,
+                message,
+            }
+        })?;
+        let (row, remark) = match first {
+            header::FirstLine::Header(columns, remark) => {
+                self.columns = columns;
+                (false, remark)
+            }
+            header::FirstLine::Row(remark) => (true, Some(remark)),
+        };
         if let Some(remark) = remark {
             note!("{}: {remark}", self.what);
         }
-        self.columns = columns;
-        Ok(())
+        Ok(row)
     }
 
     /// Reads lines into `chunk` until it holds a batch's rows, the input
@@ -520,5 +552,27 @@ mod tests {
         }
         assert!(seqs.into_iter().eq(0..rows as i64));
         assert_eq!(plain_after, [true, false, false]);
+    }
+
+    #[test]
+    fn a_first_line_that_is_a_row_is_not_lost_as_a_header() {
+        for live in [false, true] {
+            let read = |text: &[u8], on_error| read_all(source(text, Format::Csv, on_error, live));
+            assert_eq!(read(b"1,1.5\n2,2.5", OnError::Fail), Ok(vec![1, 2]));
+            assert_eq!(
+                read(b"\xEF\xBB\xBF1,1.5\r\n2,2.5\r\n", OnError::Fail),
+                Ok(vec![1, 2])
+            );
+            // Quotes send the batch, first row included, to arrow-csv.
+            assert_eq!(
+                read(b"1,1.5\n\"2\",\"2.5\"\n3,1\n", OnError::Fail),
+                Ok(vec![1, 2, 3])
+            );
+            assert_eq!(read(b"1,1.5\n2,oops\n3,1\n", OnError::Skip), Ok(vec![1, 3]));
+            let error = read(b"1,1.5\n2,oops\n", OnError::Fail).expect_err("fails");
+            assert!(error.starts_with("t.csv, line 2:"), "{error}");
+            // A header is still a header.
+            assert_eq!(read(b"a,b\n1,1.5\n", OnError::Fail), Ok(vec![1]));
+        }
     }
 }
