@@ -14,7 +14,8 @@
 //! - dynamic: fill to n and drain to 0 repeatedly, querying after every
 //!   operation; million items/s (an item is one insert plus one evict).
 //! - latency: the time of each round at n = 2^10 and n = 2^22 (2^16 without
-//!   `--full`); min, p50, p99, p99.9, p99.99 and max in ns. First it spins on
+//!   `--full`), the two windows taking turns every 10,000 rounds so that both
+//!   meet the same noise; min, p50, p99, p99.9, p99.99 and max in ns. First it spins on
 //!   the clock for a second and reports how often the machine itself stalls
 //!   a thread (interrupts, hypervisor exits): those stalls come per unit of
 //!   time, so they reach p99.99 of any round longer than 1e-4 / their rate.
@@ -163,28 +164,44 @@ fn run_dynamic<O: Operator, W: FifoAggregator<O>>(n: usize, items: u64) -> f64 {
     (cycles * n as u64) as f64 / secs
 }
 
-/// Per-round latencies in ns at a static window of n.
+/// Rounds timed on one window before the other takes its turn.
+const LATENCY_TURN: u64 = 10_000;
+
+/// Per-round latencies in ns at static windows of each of `sizes`, whose
+/// rounds take turns in blocks of [`LATENCY_TURN`], so that every size meets
+/// the same machine noise: the tail percentiles then compare the sizes, not
+/// two moments of a shared machine.
 fn run_latency<O: Operator, W: FifoAggregator<O>>(
-    n: usize,
+    sizes: [usize; 2],
     rounds: u64,
     use_fence: bool,
-) -> Vec<u64> {
+) -> [Vec<u64>; 2] {
     let op = O::default();
-    let mut w = W::new(op);
-    for i in 0..n as u64 {
-        w.insert(op.lift(i));
-    }
-    let mut samples = Vec::with_capacity(rounds as usize);
-    let mut checksum = 0u64;
-    for i in 0..rounds {
-        let start = Instant::now();
-        w.evict();
-        w.insert(op.lift(i));
-        checksum ^= O::digest(&w.query());
-        if use_fence {
-            fence(Ordering::SeqCst);
+    let mut windows = sizes.map(|n| {
+        let mut w = W::new(op);
+        for i in 0..n as u64 {
+            w.insert(op.lift(i));
         }
-        samples.push(start.elapsed().as_nanos() as u64);
+        w
+    });
+    let mut samples = sizes.map(|_| Vec::with_capacity(rounds as usize));
+    let mut checksum = 0u64;
+    let mut done = 0;
+    while done < rounds {
+        let turn = LATENCY_TURN.min(rounds - done);
+        for (w, samples) in windows.iter_mut().zip(&mut samples) {
+            for i in done..done + turn {
+                let start = Instant::now();
+                w.evict();
+                w.insert(op.lift(i));
+                checksum ^= O::digest(&w.query());
+                if use_fence {
+                    fence(Ordering::SeqCst);
+                }
+                samples.push(start.elapsed().as_nanos() as u64);
+            }
+        }
+        done += turn;
     }
     black_box(checksum);
     samples
@@ -359,18 +376,27 @@ fn latency_experiment(cfg: &Config) -> Vec<Latency> {
         stalls.median_ns as f64 / 1e3,
         stalls.max_ns as f64 / 1e3,
     );
+    let sizes = [1usize << 10, large];
     for op in &cfg.ops {
-        for n in [1usize << 10, large] {
+        let rounds = rounds_for(op, cfg.full) / 2;
+        let runs: Vec<_> = cfg
+            .algorithms
+            .iter()
+            .map(|&algo| {
+                let samples =
+                    with_operator!(op.as_str(), algo, run_latency(sizes, rounds, cfg.fence));
+                (algo, samples.map(percentiles))
+            })
+            .collect();
+        for (size, &n) in sizes.iter().enumerate() {
             println!("\nlatency per round, {op}, n = {n}: ns");
             print!("{:>17}", "algorithm");
             for label in PERCENTILE_LABELS {
                 print!("{label:>12}");
             }
             println!();
-            for &algo in &cfg.algorithms {
-                let rounds = rounds_for(op, cfg.full) / 2;
-                let samples = with_operator!(op.as_str(), algo, run_latency(n, rounds, cfg.fence));
-                let ns = percentiles(samples);
+            for &(algo, ref by_size) in &runs {
+                let ns = by_size[size];
                 print!("{algo:>17}");
                 for v in ns {
                     print!("{v:>12}");
