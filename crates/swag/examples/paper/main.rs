@@ -184,13 +184,14 @@ fn run_latency<O: Operator, W: FifoAggregator<O>>(
         }
         w
     });
-    let mut samples = sizes.map(|_| Vec::with_capacity(rounds as usize));
+    // Written now, so that no page of them faults in between rounds.
+    let mut samples = sizes.map(|_| vec![0u64; rounds as usize]);
     let mut checksum = 0u64;
     let mut done = 0;
     while done < rounds {
         let turn = LATENCY_TURN.min(rounds - done);
         for (w, samples) in windows.iter_mut().zip(&mut samples) {
-            for i in done..done + turn {
+            for (i, sample) in (done..).zip(&mut samples[done as usize..(done + turn) as usize]) {
                 let start = Instant::now();
                 w.evict();
                 w.insert(op.lift(i));
@@ -198,7 +199,7 @@ fn run_latency<O: Operator, W: FifoAggregator<O>>(
                 if use_fence {
                     fence(Ordering::SeqCst);
                 }
-                samples.push(start.elapsed().as_nanos() as u64);
+                *sample = start.elapsed().as_nanos() as u64;
             }
         }
         done += turn;
