@@ -34,8 +34,8 @@ pub struct Lines {
     live: Liveness,
     /// Lines read so far (blank lines and the header included).
     line: usize,
-    /// Whether the first line is yet to be read as a header (CSV with
-    /// `header`).
+    /// Whether the first line that is not blank is yet to be read as a
+    /// header (CSV with `header`).
     expects_header: bool,
     /// The first line, when it turned out to be a row rather than a header,
     /// until the bulk decoder takes it.
@@ -137,16 +137,20 @@ impl Lines {
     /// decoding error, returns the bytes read for this batch (without having
     /// counted their lines): the caller decodes them line by line.
     fn decode_bulk(&mut self) -> Result<Result<Option<RecordBatch>, Refused>, SourceError> {
-        if self.expects_header {
+        while self.expects_header {
             let mut first = Vec::new();
             if !self.read_line(&mut first)? {
                 self.done = true;
                 return Ok(Ok(None));
             }
+            self.line += 1;
+            if is_blank(&first) {
+                continue;
+            }
             if self.read_first_line(&first)? {
+                // A row: its line is counted with the batch that takes it.
+                self.line -= 1;
                 self.first_row = header::without_bom(&first).to_vec();
-            } else {
-                self.line = 1;
             }
         }
         let new_decoder = match self.plain {
@@ -223,28 +227,28 @@ impl Lines {
     /// Adds the line just counted to `chunk`, unless it is blank or the
     /// header (which says how the columns are laid out).
     fn add_line(&mut self, mut line: &[u8], chunk: &mut Chunk) -> Result<(), SourceError> {
-        if self.expects_header {
+        if self.expects_header && !is_blank(line) {
             if !self.read_first_line(line)? {
                 return Ok(());
             }
             line = header::without_bom(line);
         }
-        if !line.iter().all(|b| b.is_ascii_whitespace()) {
+        if !is_blank(line) {
             chunk.starts.push((self.line, chunk.bytes.len()));
             chunk.bytes.extend_from_slice(line);
         }
         Ok(())
     }
 
-    /// Reads the first line of a source with `header`: a header, matched
-    /// with the stream's columns, or (true) the first row of a file without
-    /// one.
+    /// Reads the first line that is not blank of a source with `header`
+    /// (line `self.line`): a header, matched with the stream's columns, or
+    /// (true) the first row of a file without one.
     fn read_first_line(&mut self, line: &[u8]) -> Result<bool, SourceError> {
         self.expects_header = false;
         let first = header::first_line(line, &self.schema, &self.text).map_err(|message| {
             SourceError::Malformed {
                 what: self.what.clone(),
-                line: 1,
+                line: self.line,
                 message,
             }
         })?;
@@ -363,6 +367,11 @@ impl Lines {
             }
         }
     }
+}
+
+/// Whether `line` holds nothing but blanks.
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(|b| b.is_ascii_whitespace())
 }
 
 /// The line breaks in `bytes`.
@@ -571,8 +580,13 @@ mod tests {
             assert_eq!(read(b"1,1.5\n2,oops\n3,1\n", OnError::Skip), Ok(vec![1, 3]));
             let error = read(b"1,1.5\n2,oops\n", OnError::Fail).expect_err("fails");
             assert!(error.starts_with("t.csv, line 2:"), "{error}");
-            // A header is still a header.
+            // A header is still a header, after blank lines too.
             assert_eq!(read(b"a,b\n1,1.5\n", OnError::Fail), Ok(vec![1]));
+            assert_eq!(read(b"\n \r\nseq,v\n1,1.5\n", OnError::Fail), Ok(vec![1]));
+            let error = read(b"\n\nseq,w\n1,1.5\n", OnError::Fail).expect_err("fails");
+            assert!(error.starts_with("t.csv, line 3: the header"), "{error}");
+            let error = read(b"\n1,1.5\n2,oops\n", OnError::Fail).expect_err("fails");
+            assert!(error.starts_with("t.csv, line 3:"), "{error}");
         }
     }
 }
