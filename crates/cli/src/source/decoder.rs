@@ -92,23 +92,32 @@ impl TextDecoder {
         })
     }
 
-    /// Decodes `bytes` (whole records) into one batch of up to `rows` rows.
+    /// Decodes `bytes` (whole records) into one batch of up to `rows` rows
+    /// with a decoder that accepts whatever arrow-csv or arrow-json accepts.
     pub(super) fn decode_whole(
         columns: &FileColumns,
         text: &TextOptions,
-        mut bytes: &[u8],
+        bytes: &[u8],
         rows: usize,
     ) -> Result<Option<RecordBatch>, ArrowError> {
-        let mut decoder = Self::new(columns, text, rows)?;
+        Self::new(columns, text, rows)?.decode_all(bytes)
+    }
+
+    /// Decodes `bytes` (whole records, no more than fit one batch) into one
+    /// batch.
+    pub(super) fn decode_all(
+        mut self,
+        mut bytes: &[u8],
+    ) -> Result<Option<RecordBatch>, ArrowError> {
         while !bytes.is_empty() {
-            let used = decoder.decode(bytes)?;
+            let used = self.decode(bytes)?;
             if used == 0 {
                 break;
             }
             bytes = &bytes[used..];
         }
-        decoder.end_of_input()?;
-        decoder.flush()
+        self.end_of_input()?;
+        self.flush()
     }
 
     /// Takes records from `buf` until a batch is full; the bytes taken.

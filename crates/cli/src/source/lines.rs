@@ -46,8 +46,9 @@ pub struct Lines {
     pending: Vec<u8>,
     /// The decoder of a file read once, kept from batch to batch.
     bulk: Option<TextDecoder>,
-    /// Whether the bulk decoder may be the plain-CSV fast path: until
-    /// arrow-csv accepts a batch it refused (quoted cells, say).
+    /// Whether batches may go to the plain-CSV fast path: until arrow-csv
+    /// accepts a batch it refused (quoted cells, say), or when the format
+    /// or the columns' types are not for it.
     plain: bool,
     /// The bytes the bulk decoder took for the batch being decoded.
     bulk_read: Vec<u8>,
@@ -55,13 +56,6 @@ pub struct Lines {
     /// lines before it in its batch are returned.
     failed: Option<SourceError>,
     done: bool,
-}
-
-/// A batch the bulk decoder did not decode: the bytes it took, and whether
-/// it was the plain-CSV decoder (which refuses some good CSV).
-struct Refused {
-    read: Vec<u8>,
-    by_plain: bool,
 }
 
 /// A batch's text: whole lines, with the line number and byte offset of
@@ -109,24 +103,18 @@ impl Lines {
                 return Ok(None);
             }
             let mut chunk = Chunk::default();
-            let mut refused_by_plain = false;
             if !self.live.live {
                 match self.decode_bulk()? {
                     Ok(batch) => return Ok(batch),
                     // Finish the batch a line at a time, to name the bad line.
-                    Err(Refused { read, by_plain }) => {
-                        refused_by_plain = by_plain;
-                        self.split_lines(read, &mut chunk)?;
-                    }
+                    Err(read) => self.split_lines(read, &mut chunk)?,
                 }
             }
             self.read_lines(&mut chunk)?;
             if chunk.starts.is_empty() {
                 continue;
             }
-            if let Ok(batch) = self.decode(&chunk.bytes, chunk.starts.len()) {
-                // The file is not plain CSV: leave the rest to arrow-csv.
-                self.plain &= !refused_by_plain;
+            if let Ok(batch) = self.decode_lines(&chunk.bytes, chunk.starts.len()) {
                 return Ok(batch);
             }
             if let Some(batch) = self.decode_each_line(&chunk)? {
@@ -138,7 +126,7 @@ impl Lines {
     /// Decodes the next batch of a file straight from the read buffer. On a
     /// decoding error, returns the bytes read for this batch (without having
     /// counted their lines): the caller decodes them line by line.
-    fn decode_bulk(&mut self) -> Result<Result<Option<RecordBatch>, Refused>, SourceError> {
+    fn decode_bulk(&mut self) -> Result<Result<Option<RecordBatch>, Vec<u8>>, SourceError> {
         while self.expects_header {
             let mut first = Vec::new();
             if !self.read_line(&mut first)? {
@@ -200,15 +188,12 @@ impl Lines {
                 Ok(Ok(batch))
             }
             Err(_) => {
-                let by_plain = matches!(self.bulk.take(), Some(TextDecoder::Plain(_)));
+                self.bulk = None;
                 // The line-by-line reading goes on from here: the first row
                 // must come before what is still in the input.
                 read.append(&mut self.first_row);
                 self.done = false;
-                Ok(Err(Refused {
-                    read: std::mem::take(read),
-                    by_plain,
-                }))
+                Ok(Err(std::mem::take(read)))
             }
         }
     }
@@ -272,8 +257,11 @@ impl Lines {
     fn read_lines(&mut self, chunk: &mut Chunk) -> Result<(), SourceError> {
         let mut line = Vec::new();
         while chunk.starts.len() < BATCH_ROWS {
+            if self.take_buffered_lines(chunk, &mut line)? {
+                continue;
+            }
             // A live source emits what has arrived rather than wait.
-            if self.live.live && !chunk.starts.is_empty() && !self.input.buffer().contains(&b'\n') {
+            if self.live.live && !chunk.starts.is_empty() {
                 break;
             }
             line.clear();
@@ -287,7 +275,61 @@ impl Lines {
         Ok(())
     }
 
-    /// Decodes `bytes` (whole lines) into one batch.
+    /// Adds the whole lines waiting in the read buffer, up to a batch's
+    /// rows, to `chunk` (through `scratch`); false, reading nothing, when
+    /// there is none. Taking them all at once spares a search and a copy
+    /// per line.
+    fn take_buffered_lines(
+        &mut self,
+        chunk: &mut Chunk,
+        scratch: &mut Vec<u8>,
+    ) -> Result<bool, SourceError> {
+        if !self.pending.is_empty() {
+            return Ok(false);
+        }
+        let room = BATCH_ROWS - chunk.starts.len();
+        let buffered = self.input.buffer();
+        let Some(end) = memchr::memchr_iter(b'\n', buffered).take(room).last() else {
+            return Ok(false);
+        };
+        scratch.clear();
+        scratch.extend_from_slice(&buffered[..=end]);
+        self.input.consume(end + 1);
+        for line in scratch.split_inclusive(|&b| b == b'\n') {
+            self.line += 1;
+            self.add_line(line, chunk)?;
+        }
+        Ok(true)
+    }
+
+    /// Decodes `bytes` (whole lines) into one batch: with the plain-CSV
+    /// decoder while the source is plain CSV, else with arrow-csv or
+    /// arrow-json. When arrow-csv decodes lines the plain decoder refused
+    /// (quoted cells, say), the source is not plain: the rest of it goes
+    /// to arrow-csv.
+    fn decode_lines(
+        &mut self,
+        bytes: &[u8],
+        rows: usize,
+    ) -> Result<Option<RecordBatch>, ArrowError> {
+        if self.plain {
+            match TextDecoder::fast(&self.columns, &self.text, rows)? {
+                plain @ TextDecoder::Plain(_) => {
+                    if let Ok(batch) = plain.decode_all(bytes) {
+                        return Ok(batch);
+                    }
+                    let decoded = self.decode(bytes, rows);
+                    self.plain = decoded.is_err();
+                    return decoded;
+                }
+                _ => self.plain = false,
+            }
+        }
+        self.decode(bytes, rows)
+    }
+
+    /// Decodes `bytes` (whole lines) into one batch with arrow-csv or
+    /// arrow-json, whose errors name what is wrong.
     fn decode(&self, bytes: &[u8], rows: usize) -> Result<Option<RecordBatch>, ArrowError> {
         TextDecoder::decode_whole(&self.columns, &self.text, bytes, rows)
     }
@@ -527,18 +569,21 @@ mod tests {
         let mut lines: Vec<Line> = (0..rows as i64).map(Line::Good).collect();
         lines[bad] = Line::BadValue;
         let text = render(&lines, true, Format::Csv);
-        let error = read_all(source(&text, Format::Csv, OnError::Fail, false)).expect_err("fails");
-        assert!(
-            error.starts_with(&format!("t.csv, line {}:", bad + 2)),
-            "{error}"
-        );
-        let read = read_all(source(&text, Format::Csv, OnError::Skip, false)).expect("skips");
-        assert_eq!(read.len(), rows - 1);
-        assert!(
-            read.iter()
-                .copied()
-                .eq((0..rows as i64).filter(|&s| s != bad as i64))
-        );
+        for live in [false, true] {
+            let error =
+                read_all(source(&text, Format::Csv, OnError::Fail, live)).expect_err("fails");
+            assert!(
+                error.starts_with(&format!("t.csv, line {}:", bad + 2)),
+                "{error}"
+            );
+            let read = read_all(source(&text, Format::Csv, OnError::Skip, live)).expect("skips");
+            assert_eq!(read.len(), rows - 1);
+            assert!(
+                read.iter()
+                    .copied()
+                    .eq((0..rows as i64).filter(|&s| s != bad as i64))
+            );
+        }
     }
 
     #[test]
