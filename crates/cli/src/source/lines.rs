@@ -4,8 +4,8 @@
 //! A file read once goes through one decoder fed straight from the read
 //! buffer, without splitting it into lines: the plain-CSV fast path until a
 //! batch needs arrow-csv (quoted cells, say), or arrow-json. Live sources
-//! (stdin, sockets, followed files) are read in whole lines, those that
-//! have arrived, so that a live batch holds what has arrived. Whenever a batch does not decode, its
+//! (stdin, sockets, followed files) are read in whole lines as they arrive,
+//! and a live batch holds the lines that have arrived. Whenever a batch does not decode, its
 //! lines are decoded one by one with arrow-csv or arrow-json, so that each
 //! malformed line is named by its number and failed on or skipped
 //! (`on_error`).
