@@ -163,11 +163,7 @@ impl PlainCsv {
             let at = self.scanned + i;
             match text[at] {
                 b'\n' => {
-                    let end = if at > start && text[at - 1] == b'\r' {
-                        at - 1
-                    } else {
-                        at
-                    };
+                    let end = record_end(text, start, at);
                     if end == start && fields == 1 {
                         // A blank line, which arrow-csv skips.
                         bounds.truncate(bounds.len() - 1);
@@ -190,7 +186,7 @@ impl PlainCsv {
                 }
             }
         }
-        let end = text.len() - usize::from(last && text.ends_with(b"\r"));
+        let end = record_end(text, start, text.len());
         if last && end > start {
             finish_record(bounds, fields, *file_columns, end)?;
             self.rows += 1;
@@ -227,6 +223,17 @@ impl PlainCsv {
         self.rows = 0;
         self.scanned = 0;
         Ok(Some(batch))
+    }
+}
+
+/// Where the record from `start` to the line end `at` ends: before a
+/// carriage return that ends the line, which csv-core treats as part of the
+/// line break.
+fn record_end(text: &[u8], start: usize, at: usize) -> usize {
+    if at > start && text[at - 1] == b'\r' {
+        at - 1
+    } else {
+        at
     }
 }
 

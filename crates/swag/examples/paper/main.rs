@@ -14,11 +14,12 @@
 //! - dynamic: fill to n and drain to 0 repeatedly, querying after every
 //!   operation; million items/s (an item is one insert plus one evict).
 //! - latency: the time of each round at n = 2^10 and n = 2^22 (2^16 without
-//!   `--full`), the two windows taking turns every 10,000 rounds so that both
-//!   meet the same noise; min, p50, p99, p99.9, p99.99 and max in ns. First it spins on
-//!   the clock for a second and reports how often the machine itself stalls
-//!   a thread (interrupts, hypervisor exits): those stalls come per unit of
-//!   time, so they reach p99.99 of any round longer than 1e-4 / their rate.
+//!   `--full`), the two windows taking turns every 10,000 rounds so that
+//!   both meet the same noise; min, p50, p99, p99.9, p99.99 and max in ns.
+//!   First it spins on the clock for a second and reports how often the
+//!   machine itself stalls a thread (interrupts, hypervisor exits): those
+//!   stalls come per unit of time, so they reach p99.99 of any round longer
+//!   than 1e-4 / their rate.
 //!
 //! `--huge-pages` reruns the runner with glibc's malloc backing the heap
 //! with transparent huge pages, so that a large window's pointers do not miss
