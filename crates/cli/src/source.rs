@@ -22,6 +22,7 @@ mod explain;
 mod header;
 mod lines;
 mod plain_csv;
+mod structural;
 
 pub use lines::Lines;
 
