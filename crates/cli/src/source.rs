@@ -21,6 +21,7 @@ mod decoder;
 mod explain;
 mod header;
 mod lines;
+mod numbers;
 mod plain_csv;
 mod structural;
 

@@ -27,6 +27,7 @@ use arrow_cast::parse::{Parser, string_to_datetime};
 use arrow_schema::{ArrowError, DataType, Schema, SchemaRef, TimeUnit};
 
 use super::decoder::FileColumns;
+use super::numbers::{plain_decimal, plain_integer};
 use super::structural::{BLOCK, classify};
 
 /// A push decoder, with arrow-csv's `Decoder` calls, for CSV whose columns
@@ -356,14 +357,24 @@ struct Cells<'a> {
 }
 
 impl<'a> Cells<'a> {
+    /// Where the cells of file column `column` are in `text`, record by
+    /// record.
+    fn spans(&self, column: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.bounds
+            .chunks_exact(self.stride)
+            .map(move |record| (record[column], record[column + 1] - 1))
+    }
+
+    /// The cell at `text[start..end]`.
+    fn cell(&self, (start, end): (usize, usize)) -> &'a str {
+        // Cells start and end next to ASCII delimiters: char boundaries.
+        debug_assert!(self.text.is_char_boundary(start));
+        self.text.get(start..end).unwrap_or_default()
+    }
+
     /// The cells of file column `column`, record by record.
     fn column(&self, column: usize) -> impl Iterator<Item = &'a str> + '_ {
-        self.bounds.chunks_exact(self.stride).map(move |record| {
-            let (start, next) = (record[column], record[column + 1]);
-            // Cells start and end next to ASCII delimiters: char boundaries.
-            debug_assert!(self.text.is_char_boundary(start));
-            self.text.get(start..next - 1).unwrap_or_default()
-        })
+        self.spans(column).map(|span| self.cell(span))
     }
 
     /// File column `column` as an array of type `ty` (one of those
@@ -382,17 +393,17 @@ impl<'a> Cells<'a> {
                 }
                 Ok(Arc::new(builder.finish()))
             }
-            DataType::Int8 => primitive::<Int8Type>(cells, rows),
-            DataType::Int16 => primitive::<Int16Type>(cells, rows),
-            DataType::Int32 => primitive::<Int32Type>(cells, rows),
-            DataType::Int64 => primitive::<Int64Type>(cells, rows),
-            DataType::UInt8 => primitive::<UInt8Type>(cells, rows),
-            DataType::UInt16 => primitive::<UInt16Type>(cells, rows),
-            DataType::UInt32 => primitive::<UInt32Type>(cells, rows),
-            DataType::UInt64 => primitive::<UInt64Type>(cells, rows),
-            DataType::Float32 => primitive::<Float32Type>(cells, rows),
-            DataType::Float64 => primitive::<Float64Type>(cells, rows),
-            DataType::Date32 => primitive::<Date32Type>(cells, rows),
+            DataType::Int8 => primitive::<Int8Type>(self, column, rows),
+            DataType::Int16 => primitive::<Int16Type>(self, column, rows),
+            DataType::Int32 => primitive::<Int32Type>(self, column, rows),
+            DataType::Int64 => primitive::<Int64Type>(self, column, rows),
+            DataType::UInt8 => primitive::<UInt8Type>(self, column, rows),
+            DataType::UInt16 => primitive::<UInt16Type>(self, column, rows),
+            DataType::UInt32 => primitive::<UInt32Type>(self, column, rows),
+            DataType::UInt64 => primitive::<UInt64Type>(self, column, rows),
+            DataType::Float32 => primitive::<Float32Type>(self, column, rows),
+            DataType::Float64 => primitive::<Float64Type>(self, column, rows),
+            DataType::Date32 => primitive::<Date32Type>(self, column, rows),
             DataType::Timestamp(TimeUnit::Millisecond, None) => {
                 let mut builder = PrimitiveBuilder::<TimestampMillisecondType>::with_capacity(rows);
                 for cell in cells {
@@ -421,23 +432,64 @@ impl<'a> Cells<'a> {
     }
 }
 
-/// A column of `T` parsed from its cells.
-fn primitive<'a, T: ArrowPrimitiveType + Parser>(
-    cells: impl Iterator<Item = &'a str>,
+/// File column `column` of `cells`, parsed as `T`.
+fn primitive<T: CellParser>(
+    cells: &Cells<'_>,
+    column: usize,
     rows: usize,
 ) -> Result<ArrayRef, ArrowError> {
     let mut builder = PrimitiveBuilder::<T>::with_capacity(rows);
-    for cell in cells {
-        if cell.is_empty() {
+    for span in cells.spans(column) {
+        if span.0 == span.1 {
             builder.append_null();
         } else {
-            builder.append_value(T::parse(cell).ok_or_else(|| unparsable(cell))?);
+            let value = T::parse_cell(cells, span).ok_or_else(|| unparsable(cells.cell(span)))?;
+            builder.append_value(value);
         }
     }
     Ok(Arc::new(builder.finish()))
 }
 
-/// arrow-csv's reading of a boolean cell.
+/// A type's cell parser: arrow-cast's, after a fast path for the common
+/// form of its numbers where there is one.
+trait CellParser: ArrowPrimitiveType + Parser {
+    fn parse_cell(cells: &Cells<'_>, span: (usize, usize)) -> Option<Self::Native> {
+        Self::parse(cells.cell(span))
+    }
+}
+
+macro_rules! integer_cells {
+    ($($ty:ty),*) => {$(
+        impl CellParser for $ty {
+            fn parse_cell(cells: &Cells<'_>, span: (usize, usize)) -> Option<Self::Native> {
+                let text = cells.text.as_bytes();
+                // Signs on unsigned types ("-0") are left to arrow-cast.
+                let fast = if Self::Native::MIN == 0 && text[span.0] == b'-' {
+                    None
+                } else {
+                    plain_integer(text, span.0, span.1)
+                };
+                fast.and_then(|value| Self::Native::try_from(value).ok())
+                    .or_else(|| Self::parse(cells.cell(span)))
+            }
+        }
+    )*};
+}
+
+integer_cells!(
+    Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type
+);
+
+impl CellParser for Float64Type {
+    fn parse_cell(cells: &Cells<'_>, span: (usize, usize)) -> Option<f64> {
+        plain_decimal(cells.text.as_bytes(), span.0, span.1)
+            .or_else(|| Self::parse(cells.cell(span)))
+    }
+}
+
+impl CellParser for Float32Type {}
+impl CellParser for Date32Type {}
+
 fn parse_bool(cell: &str) -> Option<bool> {
     if cell.eq_ignore_ascii_case("false") {
         Some(false)
