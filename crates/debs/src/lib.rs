@@ -29,6 +29,7 @@ pub use generate::{GeneratorConfig, format_timestamp, generate};
 
 use std::collections::BinaryHeap;
 use std::io::{self, BufRead, BufReader, Read};
+use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::builder::{BooleanBuilder, Int64Builder, TimestampMicrosecondBuilder};
@@ -133,6 +134,8 @@ pub struct DebsReader {
     newest: Option<i64>,
     held: BinaryHeap<Reverse<Record>>,
     line: Vec<u8>,
+    /// Where the fields of the line being read are in it.
+    spans: Vec<Range<usize>>,
     done: bool,
 }
 
@@ -159,6 +162,7 @@ impl DebsReader {
             newest: None,
             held: BinaryHeap::new(),
             line: Vec::new(),
+            spans: Vec::with_capacity(MAX_FIELDS),
             done: false,
         })
     }
@@ -225,30 +229,31 @@ impl DebsReader {
         if text.trim().is_empty() {
             return Ok(true);
         }
-        let mut fields = [""; MAX_FIELDS];
-        let mut count = split_fields(text, &mut fields);
+        let mut count = split_fields(text, &mut self.spans);
+        let spans = &self.spans;
+        // Tabs are ASCII: every span lies on character boundaries.
+        let field = |i: usize| {
+            let span = spans.get(i).cloned().unwrap_or_default();
+            text.get(span).unwrap_or_default()
+        };
         // Trailing separators (an empty last field) are harmless.
         while count > 56
             && count != 111
             && count <= MAX_FIELDS
-            && fields[count - 1].trim().is_empty()
+            && field(count - 1).trim().is_empty()
         {
             count -= 1;
         }
         let (first, second) = match count {
-            56 => (parse_record(&fields[..56]), None),
+            56 => (parse_record(field), None),
             111 => {
                 // The first record's last flag runs into the second's timestamp.
                 self.stats.glued += 1;
-                match fields[55].split_at_checked(1) {
+                match field(55).split_at_checked(1) {
                     Some((flag, ts)) => {
-                        let mut first = [""; 56];
-                        first[..55].copy_from_slice(&fields[..55]);
-                        first[55] = flag;
-                        let mut second = [""; 56];
-                        second[0] = ts;
-                        second[1..].copy_from_slice(&fields[56..111]);
-                        (parse_record(&first), Some(parse_record(&second)))
+                        let first = |i| if i == 55 { flag } else { field(i) };
+                        let second = |i| if i == 0 { ts } else { field(55 + i) };
+                        (parse_record(first), Some(parse_record(second)))
                     }
                     _ => (
                         Err("glued line whose field 56 does not start with a flag".to_string()),
@@ -370,35 +375,34 @@ fn to_batch(records: &[Record], columns: &[usize], schema: &SchemaRef) -> Record
         .unwrap_or_else(|_| RecordBatch::new_empty(Arc::clone(schema)))
 }
 
-/// Splits `text` at tabs into `fields` (the first [`MAX_FIELDS`]; the rest
-/// are only counted) and returns the number of fields. Fields are a few
-/// bytes long, so a plain scan beats searching for each tab.
-fn split_fields<'a>(text: &'a str, fields: &mut [&'a str; MAX_FIELDS]) -> usize {
-    let bytes = text.as_bytes();
+/// Splits `text` at tabs into `spans` (the first [`MAX_FIELDS`] fields;
+/// the rest are only counted) and returns the number of fields.
+fn split_fields(text: &str, spans: &mut Vec<Range<usize>>) -> usize {
+    spans.clear();
     let mut count = 0;
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    for (i, &b) in text.as_bytes().iter().enumerate() {
         if b == b'\t' {
-            if let Some(field) = fields.get_mut(count) {
-                // Tabs are ASCII: `start..i` lies on character boundaries.
-                *field = text.get(start..i).unwrap_or_default();
+            if count < MAX_FIELDS {
+                spans.push(start..i);
             }
             count += 1;
             start = i + 1;
         }
     }
-    if let Some(field) = fields.get_mut(count) {
-        *field = text.get(start..).unwrap_or_default();
+    if count < MAX_FIELDS {
+        spans.push(start..text.len());
     }
     count + 1
 }
 
-fn parse_record(fields: &[&str]) -> Result<Record, String> {
-    let ts_us =
-        parse_timestamp(fields[0]).ok_or_else(|| format!("bad timestamp '{}'", fields[0]))?;
+/// The record whose field `i` (of 56) is `field(i)`.
+fn parse_record<'a>(field: impl Fn(usize) -> &'a str) -> Result<Record, String> {
+    let ts = field(0);
+    let ts_us = parse_timestamp(ts).ok_or_else(|| format!("bad timestamp '{ts}'"))?;
     let mut ints = [0i64; FIRST_FLAG - 1];
     for (i, slot) in ints.iter_mut().enumerate() {
-        let f = fields[i + 1];
+        let f = field(i + 1);
         // Fields rarely carry spaces: trim only when a plain parse fails.
         if let Ok(v) = f.parse() {
             *slot = v;
@@ -415,10 +419,11 @@ fn parse_record(fields: &[&str]) -> Result<Record, String> {
     }
     let mut flags = [false; 56 - FIRST_FLAG];
     for (i, slot) in flags.iter_mut().enumerate() {
-        *slot = match fields[i + FIRST_FLAG].as_bytes() {
+        let f = field(i + FIRST_FLAG);
+        *slot = match f.as_bytes() {
             b"0" => false,
             b"1" => true,
-            _ => match fields[i + FIRST_FLAG].trim() {
+            _ => match f.trim() {
                 "0" => false,
                 "1" => true,
                 other => {
@@ -584,12 +589,12 @@ mod tests {
                 state ^= state << 17;
                 line.push_str(alphabet[(state % alphabet.len() as u64) as usize]);
             }
-            let mut fields = [""; MAX_FIELDS];
-            let count = split_fields(&line, &mut fields);
+            let mut spans = Vec::new();
+            let count = split_fields(&line, &mut spans);
             let expected: Vec<&str> = line.split('\t').collect();
             assert_eq!(count, expected.len(), "{line:?}");
-            let kept = count.min(MAX_FIELDS);
-            assert_eq!(&fields[..kept], &expected[..kept], "{line:?}");
+            let fields: Vec<&str> = spans.iter().map(|span| &line[span.clone()]).collect();
+            assert_eq!(fields, &expected[..count.min(MAX_FIELDS)], "{line:?}");
         }
     }
 }
