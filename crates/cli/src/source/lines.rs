@@ -11,6 +11,7 @@
 //! (`on_error`).
 
 use std::io::{BufRead, BufReader, Read};
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -64,6 +65,21 @@ pub struct Lines {
 struct Chunk {
     bytes: Vec<u8>,
     starts: Vec<(usize, usize)>,
+}
+
+impl Chunk {
+    /// The text of the records `records`.
+    fn text_of(&self, records: Range<usize>) -> &[u8] {
+        let start = self
+            .starts
+            .get(records.start)
+            .map_or(self.bytes.len(), |&(_, s)| s);
+        let end = self
+            .starts
+            .get(records.end)
+            .map_or(self.bytes.len(), |&(_, s)| s);
+        self.bytes.get(start..end).unwrap_or_default()
+    }
 }
 
 impl Lines {
@@ -334,46 +350,64 @@ impl Lines {
         TextDecoder::decode_whole(&self.columns, &self.text, bytes, rows)
     }
 
-    /// Decodes each line of `chunk` on its own: names each malformed line,
-    /// then skips it or fails; the good lines form the batch. On failing,
-    /// the good lines before the bad one still come out, as a batch of their
+    /// Decodes `chunk` around its malformed lines: names each of them, then
+    /// skips it or fails; the good lines form the batch. On failing, the
+    /// good lines before the bad one still come out, as a batch of their
     /// own, and the error follows on the next call.
+    ///
+    /// A run of lines that does not decode is halved until each bad line
+    /// stands alone, left half first, so a batch with one bad line costs
+    /// a few decodes of the batch rather than one decode per line.
     fn decode_each_line(&mut self, chunk: &Chunk) -> Result<Option<RecordBatch>, SourceError> {
+        // Runs still to decode, the next on top; the whole chunk is known
+        // not to decode.
+        let mut pending = Vec::new();
+        let halve = |records: Range<usize>, pending: &mut Vec<Range<usize>>| {
+            let middle = records.start + records.len() / 2;
+            pending.push(middle..records.end);
+            pending.push(records.start..middle);
+        };
+        halve(0..chunk.starts.len(), &mut pending);
         let mut good = Vec::new();
-        for (i, &(line, start)) in chunk.starts.iter().enumerate() {
-            let end = chunk
-                .starts
-                .get(i + 1)
-                .map_or(chunk.bytes.len(), |&(_, s)| s);
-            let text = &chunk.bytes[start..end];
-            match self.decode(text, 1) {
-                Ok(batch) => good.extend(batch),
-                Err(e) => {
-                    let explained = match self.text.format {
-                        Format::Csv => {
-                            let whose = match self.columns.projection {
-                                Some(_) => "the header",
-                                None => "the stream",
-                            };
-                            explain::explain(&self.columns.schema, whose, &self.text, text)
-                        }
-                        _ => None,
-                    };
-                    let error = SourceError::Malformed {
-                        what: self.what.clone(),
-                        line,
-                        message: explained.unwrap_or_else(|| e.to_string()),
-                    };
-                    match self.text.on_error {
-                        OnError::Fail if good.is_empty() => return Err(error),
-                        OnError::Fail => {
-                            self.done = true;
-                            self.failed = Some(error);
-                            break;
-                        }
-                        OnError::Skip => note!("skipped {error}"),
-                    }
+        while let Some(records) = pending.pop() {
+            if records.is_empty() {
+                continue;
+            }
+            let text = chunk.text_of(records.clone());
+            let e = match self.decode_lines(text, records.len()) {
+                Ok(batch) => {
+                    good.extend(batch);
+                    continue;
                 }
+                Err(_) if records.len() > 1 => {
+                    halve(records, &mut pending);
+                    continue;
+                }
+                Err(e) => e,
+            };
+            let explained = match self.text.format {
+                Format::Csv => {
+                    let whose = match self.columns.projection {
+                        Some(_) => "the header",
+                        None => "the stream",
+                    };
+                    explain::explain(&self.columns.schema, whose, &self.text, text)
+                }
+                _ => None,
+            };
+            let error = SourceError::Malformed {
+                what: self.what.clone(),
+                line: chunk.starts[records.start].0,
+                message: explained.unwrap_or_else(|| e.to_string()),
+            };
+            match self.text.on_error {
+                OnError::Fail if good.is_empty() => return Err(error),
+                OnError::Fail => {
+                    self.done = true;
+                    self.failed = Some(error);
+                    break;
+                }
+                OnError::Skip => note!("skipped {error}"),
             }
         }
         if good.is_empty() {
