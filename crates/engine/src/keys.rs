@@ -22,8 +22,12 @@ enum Encoding {
     Global,
     /// One key column that casts losslessly to `Int64`.
     Int64(FastMap<i64>),
-    /// One string key column.
-    Utf8(FastMap<Box<str>>),
+    /// One string key column: keys of up to 15 bytes packed into a word
+    /// (see [`pack_short`]), longer ones boxed.
+    Utf8 {
+        short: FastMap<u128>,
+        long: FastMap<Box<str>>,
+    },
     /// Anything else, compared in Arrow's row format; `floats` when a key
     /// column holds floats (see [`sql_equal_floats`]).
     Rows {
@@ -71,6 +75,33 @@ pub(crate) fn key_sort_field(t: &DataType) -> SortField {
     })
 }
 
+/// The longest string key [`pack_short`] packs.
+const SHORT_KEY: usize = 15;
+
+/// `text[start..end]` packed into one word when it is at most
+/// [`SHORT_KEY`] bytes long: the bytes in the low end (little-endian), zeros
+/// above them, the length in the top byte, so that two keys pack alike
+/// exactly when they are equal. Hashing and comparing a word is cheaper than
+/// hashing and comparing a string behind a pointer.
+fn pack_short(text: &[u8], start: usize, end: usize) -> Option<u128> {
+    let len = end - start;
+    if len > SHORT_KEY {
+        return None;
+    }
+    // Read a whole word from `start` when the text reaches that far, and
+    // clear the bytes past the key.
+    let word = match text.get(start..start + 16) {
+        Some(bytes) => u128::from_le_bytes(bytes.try_into().ok()?),
+        None => {
+            let mut bytes = [0; 16];
+            bytes[..len].copy_from_slice(text.get(start..end)?);
+            u128::from_le_bytes(bytes)
+        }
+    };
+    let key_bits = (1u128 << (8 * len)) - 1;
+    Some(word & key_bits | (len as u128) << 120)
+}
+
 /// Maps the key columns of each row to a dense key id (0, 1, 2, … in order
 /// of first appearance).
 pub struct KeyMap {
@@ -99,9 +130,10 @@ impl KeyMap {
         let encoding = match types {
             [] => Encoding::Global,
             [t] if is_integer_like(t) => Encoding::Int64(FastMap::default()),
-            [DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View] => {
-                Encoding::Utf8(FastMap::default())
-            }
+            [DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View] => Encoding::Utf8 {
+                short: FastMap::default(),
+                long: FastMap::default(),
+            },
             _ => {
                 let floats = types.iter().any(is_float);
                 let fields = types.iter().map(key_sort_field).collect();
@@ -161,20 +193,27 @@ impl KeyMap {
                     out.push(id);
                 }
             }
-            Encoding::Utf8(map) => {
+            Encoding::Utf8 { short, long } => {
                 let column = crate::query::cast_if_needed(&keys[0], &DataType::Utf8)
                     .map_err(|e| format!("key: {e}"))?;
-                for k in column.as_string::<i32>() {
-                    let id = match k {
-                        None => *null_id.get_or_insert_with(|| Self::fresh(count)),
-                        Some(k) => match map.get(k) {
+                let column = column.as_string::<i32>();
+                let text = column.values().as_slice();
+                for (i, span) in column.offsets().windows(2).enumerate() {
+                    let (start, end) = (span[0] as usize, span[1] as usize);
+                    let id = if column.is_null(i) {
+                        *null_id.get_or_insert_with(|| Self::fresh(count))
+                    } else if let Some(word) = pack_short(text, start, end) {
+                        *short.entry(word).or_insert_with(|| Self::fresh(count))
+                    } else {
+                        let key = column.value(i);
+                        match long.get(key) {
                             Some(&id) => id,
                             None => {
                                 let id = Self::fresh(count);
-                                map.insert(k.into(), id);
+                                long.insert(key.into(), id);
                                 id
                             }
-                        },
+                        }
                     };
                     out.push(id);
                 }
@@ -210,5 +249,80 @@ impl KeyMap {
         }
         debug_assert_eq!(out.len(), rows);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap as StdHashMap;
+
+    use arrow_array::{Int64Array, StringArray};
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Ids numbered by first appearance, NULL a key of its own.
+    fn reference_ids<K: Eq + std::hash::Hash + Clone>(
+        seen: &mut StdHashMap<Option<K>, u32>,
+        keys: &[Option<K>],
+    ) -> Vec<u32> {
+        keys.iter()
+            .map(|k| {
+                let next = seen.len() as u32;
+                *seen.entry(k.clone()).or_insert(next)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn short_keys_pack_their_length_so_trailing_zero_bytes_count() {
+        let text = b"a\0\0b";
+        assert_ne!(pack_short(text, 0, 1), pack_short(text, 0, 2));
+        assert_ne!(pack_short(text, 1, 2), pack_short(text, 1, 1));
+        assert_eq!(
+            pack_short(b"abc", 0, 3),
+            pack_short(b"xabcdefghijklmnopq", 1, 4)
+        );
+        assert_eq!(pack_short(&[b'k'; 20], 0, 16), None);
+    }
+
+    #[test]
+    fn integer_keys_number_by_first_appearance() {
+        let mut map = KeyMap::new(&[DataType::Int64]).expect("int keys");
+        let column: ArrayRef = Arc::new(Int64Array::from(vec![Some(7), None, Some(7), Some(-1)]));
+        let mut ids = Vec::new();
+        map.assign(&[column], 4, &mut ids).expect("assign");
+        assert_eq!(ids, [0, 1, 0, 2]);
+        assert_eq!(map.key_count(), 3);
+    }
+
+    proptest! {
+        /// Batches of string keys, short and long, with NULLs and zero bytes,
+        /// some sliced out of a larger array, get the ids a plain map gives.
+        #[test]
+        fn string_keys_number_by_first_appearance(
+            batches in prop::collection::vec(
+                (
+                    prop::collection::vec(
+                        prop::option::weighted(0.9, "[ab\\x00]{0,3}|[a-z]{12,20}"),
+                        0..40,
+                    ),
+                    0usize..3,
+                ),
+                1..5,
+            ),
+        ) {
+            let mut map = KeyMap::new(&[DataType::Utf8]).expect("string keys");
+            let mut seen = StdHashMap::new();
+            let mut ids = Vec::new();
+            for (keys, skip) in &batches {
+                let skip = (*skip).min(keys.len());
+                let whole = StringArray::from(keys.clone());
+                let column: ArrayRef = Arc::new(whole.slice(skip, keys.len() - skip));
+                map.assign(&[column], keys.len() - skip, &mut ids).expect("assign");
+                prop_assert_eq!(&ids, &reference_ids(&mut seen, &keys[skip..]));
+            }
+            prop_assert_eq!(map.key_count(), seen.len());
+        }
     }
 }
