@@ -30,6 +30,9 @@ use super::decoder::FileColumns;
 use super::numbers::{plain_decimal, plain_integer};
 use super::structural::{BLOCK, classify};
 
+/// The most bytes [`PlainCsv::decode`] takes in one call.
+const PIECE: usize = 1 << 16;
+
 /// A push decoder, with arrow-csv's `Decoder` calls, for CSV whose columns
 /// are all of the types in [`PlainCsv::supports`].
 ///
@@ -110,13 +113,17 @@ impl PlainCsv {
         )
     }
 
-    /// Takes records from `buf` until a batch is full; the bytes taken. A
-    /// record cut off at the end of `buf` is kept until the next call
-    /// completes it.
+    /// Takes records from `buf` until a batch is full, or from its first
+    /// [`PIECE`] bytes; the bytes taken. A record cut off at the end of what
+    /// is taken is kept until the next call completes it.
     pub(super) fn decode(&mut self, buf: &[u8]) -> Result<usize, ArrowError> {
         if self.is_full() || buf.is_empty() {
             return Ok(0);
         }
+        // The text is copied before it is split, and what lies past the
+        // batch's end is copied again by the next call: a piece at a time,
+        // that is at most a piece, not most of a large read buffer.
+        let buf = &buf[..buf.len().min(PIECE)];
         let before = self.text.len();
         self.text.extend_from_slice(buf);
         Ok(match self.split(false)? {
@@ -798,6 +805,27 @@ mod tests {
         ) {
             decodes_as_arrow_csv(case, batch_rows, piece)?;
         }
+    }
+
+    /// A read buffer many pieces long is taken a piece at a time, records
+    /// cut at a piece's end included.
+    #[test]
+    fn a_buffer_longer_than_a_piece_decodes_as_arrow_csv() {
+        let columns = FileColumns::of(Arc::new(Schema::new(vec![
+            Field::new("seq", DataType::Int64, false),
+            Field::new("k", DataType::Utf8, true),
+            Field::new("v", DataType::Float64, true),
+        ])));
+        let text: String = (0..20_000)
+            .map(|i| format!("{i},k{},{}.{}\n", i % 7, i * 3, i % 10))
+            .collect();
+        assert!(text.len() > 4 * PIECE);
+        let expected = decode_all(arrow_csv(&columns, 8192), text.as_bytes(), text.len());
+        let batches = decode_all(plain(&columns, 8192), text.as_bytes(), text.len());
+        assert_eq!(
+            batches.map_err(|e| e.to_string()),
+            expected.map_err(|e| e.to_string())
+        );
     }
 
     #[test]
