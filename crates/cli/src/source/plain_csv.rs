@@ -41,7 +41,8 @@ const PIECE: usize = 1 << 16;
 /// line break, and blank lines; `bounds` holds `file_columns + 1` offsets
 /// into `text` per record: where each cell starts, then one past the last
 /// cell's end (so cell `c` ends one byte before the next offset).
-/// `text[scanned..]` is the start of a record not yet complete.
+/// `text[scanned..]` is the start of a record not yet complete, whose first
+/// `unbroken` bytes hold no line break.
 ///
 /// An error leaves the decoder spent: the caller drops it, as it does
 /// arrow-csv's.
@@ -57,6 +58,7 @@ pub(super) struct PlainCsv {
     bounds: Vec<usize>,
     rows: usize,
     scanned: usize,
+    unbroken: usize,
 }
 
 impl PlainCsv {
@@ -89,6 +91,7 @@ impl PlainCsv {
             bounds: Vec::new(),
             rows: 0,
             scanned: 0,
+            unbroken: 0,
         })
     }
 
@@ -151,10 +154,26 @@ impl PlainCsv {
     /// full (returning where the last record taken ends) or the text ends.
     /// With `last`, the text's end ends a record.
     fn split(&mut self, last: bool) -> Result<Option<usize>, ArrowError> {
-        match self.split_blocks() {
-            Some(end) => Ok(Some(end)),
-            None => self.split_careful(last),
+        // A record that has not ended yet is split once it has: until a byte
+        // that may end it (or that is refused) comes in, only the new bytes
+        // are looked at, so a line much longer than a piece costs linear
+        // time, not a scan of all of it per piece.
+        let new = self.scanned + self.unbroken;
+        if !last && memchr::memchr3(b'\n', b'\r', b'"', &self.text[new..]).is_none() {
+            self.unbroken = self.text.len() - self.scanned;
+            return Ok(None);
         }
+        let split = match self.split_blocks() {
+            Some(end) => Some(end),
+            None => self.split_careful(last)?,
+        };
+        // Unless the batch is full, the record left unfinished has no line
+        // break: the splitters end a record at each one.
+        self.unbroken = match split {
+            Some(_) => 0,
+            None => self.text.len() - self.scanned,
+        };
+        Ok(split)
     }
 
     /// [`Self::split`] over whole 64-byte blocks, a mask of their delimiters
@@ -835,7 +854,8 @@ mod tests {
     }
 
     /// A read buffer many pieces long is taken a piece at a time, records
-    /// cut at a piece's end included.
+    /// cut at a piece's end and a record longer than several pieces
+    /// included.
     #[test]
     fn a_buffer_longer_than_a_piece_decodes_as_arrow_csv() {
         let columns = FileColumns::of(Arc::new(Schema::new(vec![
@@ -843,10 +863,13 @@ mod tests {
             Field::new("k", DataType::Utf8, true),
             Field::new("v", DataType::Float64, true),
         ])));
-        let text: String = (0..20_000)
+        let mut text: String = (0..20_000)
             .map(|i| format!("{i},k{},{}.{}\n", i % 7, i * 3, i % 10))
             .collect();
-        assert!(text.len() > 4 * PIECE);
+        let middle = text.len() / 2;
+        let line_start = middle + text[middle..].find('\n').unwrap_or_default() + 1;
+        text.insert_str(line_start, &format!("-1,{},0.5\n", "long".repeat(PIECE)));
+        assert!(text.len() > 8 * PIECE);
         let expected = decode_all(arrow_csv(&columns, 8192), text.as_bytes(), text.len());
         let batches = decode_all(plain(&columns, 8192), text.as_bytes(), text.len());
         assert_eq!(
