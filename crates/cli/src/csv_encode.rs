@@ -112,8 +112,12 @@ impl<'a> Column<'a> {
             let mut buffer = zmij::Buffer::new();
             let text = buffer.format(value).as_bytes();
             // zmij writes `1e+300` where ryu, arrow's choice, writes `1e300`.
-            match text.iter().position(|&b| b == b'+') {
-                Some(plus) => {
+            // An exponent has at most three digits: look for a `+` among the
+            // last four bytes only.
+            let tail = text.len().saturating_sub(4);
+            match text[tail..].iter().position(|&b| b == b'+') {
+                Some(at) => {
+                    let plus = tail + at;
                     out.extend_from_slice(&text[..plus]);
                     out.extend_from_slice(&text[plus + 1..]);
                 }
