@@ -108,18 +108,22 @@ impl<'a> Column<'a> {
         fn int(out: &mut Vec<u8>, value: impl itoa::Integer) {
             out.extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
         }
-        fn float(out: &mut Vec<u8>, value: impl zmij::Float) {
+        fn float(out: &mut Vec<u8>, value: impl zmij::Float + Into<f64>) {
+            let large = value.into().abs() >= 1e7;
             let mut buffer = zmij::Buffer::new();
             let text = buffer.format(value).as_bytes();
             // zmij writes `1e+300` where ryu, arrow's choice, writes `1e300`.
-            // An exponent has at most three digits: look for a `+` among the
-            // last four bytes only.
+            // It writes no exponent below 1e13, and an exponent has at most
+            // three digits: only a large number's last four bytes can hold
+            // a `+`.
             let tail = text.len().saturating_sub(4);
-            match text[tail..].iter().position(|&b| b == b'+') {
+            let plus = large
+                .then(|| text[tail..].iter().position(|&b| b == b'+'))
+                .flatten();
+            match plus {
                 Some(at) => {
-                    let plus = tail + at;
-                    out.extend_from_slice(&text[..plus]);
-                    out.extend_from_slice(&text[plus + 1..]);
+                    out.extend_from_slice(&text[..tail + at]);
+                    out.extend_from_slice(&text[tail + at + 1..]);
                 }
                 None => out.extend_from_slice(text),
             }
@@ -332,6 +336,28 @@ mod tests {
                 Some(-1),
             ])),
             Arc::new(Date32Array::from(vec![Some(0), Some(19_000), None])),
+        ]);
+        assert_eq!(ours(&b), arrow_csv(&b));
+    }
+
+    /// Around the magnitudes where zmij starts writing exponents (1e16 for
+    /// doubles, 1e13 for floats) and where the encoder starts looking for
+    /// their `+`.
+    #[test]
+    fn floats_near_an_exponent_print_as_arrow_csv_prints_them() {
+        let doubles = [
+            9_999_999.5,
+            1e7,
+            -12_345_678.9,
+            9_999_999_999_999_998.0,
+            1e16,
+            -1e16,
+            1.5e17,
+        ];
+        let floats = [9_999_999.0f32, 1e7, 9.999_999e12, 1e13, -2e13, 1e15, 3.5e16];
+        let b = batch(vec![
+            Arc::new(Float64Array::from(doubles.to_vec())),
+            Arc::new(Float32Array::from(floats.to_vec())),
         ]);
         assert_eq!(ours(&b), arrow_csv(&b));
     }
