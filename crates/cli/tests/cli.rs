@@ -185,6 +185,22 @@ fn malformed_csv_lines_fail_with_their_line_number_or_are_skipped() {
 }
 
 #[test]
+fn a_file_whose_lines_end_in_lone_carriage_returns_is_refused_not_lost() {
+    let out = csv_script(
+        "old_mac.csv",
+        b"ts,k,v\r1,a,1\r2,a,5\r",
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}'); \
+         SELECT ts, max(v) OVER (ROWS 9 PRECEDING) AS m FROM s;",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("old_mac.csv, line 1: the first line holds more than one record"),
+        "{err}"
+    );
+}
+
+#[test]
 fn aggregate_filters_lag_and_row_number_through_the_binary() {
     let out = csv_script(
         "filter.csv",

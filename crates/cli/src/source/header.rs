@@ -145,11 +145,21 @@ pub(super) fn without_bom(line: &[u8]) -> &[u8] {
 /// around names removed).
 fn header_names(line: &[u8], text: &TextOptions) -> Result<Vec<String>, String> {
     let line = without_bom(line);
-    let (schema, _) = arrow_csv::reader::Format::default()
+    let (schema, records_after) = arrow_csv::reader::Format::default()
         .with_header(true)
         .with_delimiter(text.delimiter)
-        .infer_schema(line, Some(0))
+        .infer_schema(line, None)
         .map_err(|e| format!("cannot read the header: {e}"))?;
+    // csv-core ends a record at a lone carriage return; sliq's lines end at
+    // a line feed. Rows after the header in the same line would be lost.
+    if records_after > 0 {
+        return Err(
+            "the first line holds more than one record: its records end in a lone \
+                    carriage return, which sliq does not take for a line break (convert the \
+                    line breaks to \\n or \\r\\n)"
+                .into(),
+        );
+    }
     Ok(schema
         .fields()
         .iter()
@@ -235,6 +245,14 @@ mod tests {
             layout(b"ts,key,v,KEY\n").unwrap_err(),
             "the header names column 'key' twice"
         );
+    }
+
+    #[test]
+    fn a_first_line_of_records_ending_in_carriage_returns_is_refused() {
+        let error = layout(b"ts,key,v\r1,k,2.5\r2,k,3.5\r").unwrap_err();
+        assert!(error.contains("lone carriage return"), "{error}");
+        assert!(layout(b"ts,key,v\r\n").is_ok());
+        assert!(layout(b"ts,key,v\r").is_ok());
     }
 
     #[test]
