@@ -116,6 +116,17 @@ impl TextDecoder {
             }
             bytes = &bytes[used..];
         }
+        // The batch filled up before the text ended: a line held more than
+        // one record, and the rest would be lost.
+        if !bytes.iter().all(u8::is_ascii_whitespace) {
+            let why = match self {
+                TextDecoder::Json { .. } => "more than one JSON object",
+                _ => "more than one record (a lone carriage return ends one)",
+            };
+            return Err(ArrowError::ParseError(format!(
+                "more records than lines: a line holds {why}"
+            )));
+        }
         self.end_of_input()?;
         self.flush()
     }

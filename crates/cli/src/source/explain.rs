@@ -48,6 +48,10 @@ pub(super) fn explain(
             .infer_schema(line, Some(1))
             .ok()?;
         let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        if found.fields().len() == names.len() {
+            // The count is right: the decoder's own error says what is not.
+            return None;
+        }
         return Some(format!(
             "{} fields where {whose} has {} ({})",
             found.fields().len(),

@@ -596,6 +596,32 @@ mod tests {
         }
     }
 
+    /// A line that holds two records (CSV records ended by a lone carriage
+    /// return, two JSON objects) is a bad line, not one record and a loss.
+    #[test]
+    fn a_line_holding_two_records_is_refused_not_half_read() {
+        let cases: [(&[u8], Format, bool); 3] = [
+            (b"seq,v\n1,1.5\n2,1\r3,2\n4,1\n", Format::Csv, false),
+            (b"seq,v\n1,1.5\n2,1\r3,2\n4,1\n", Format::Csv, true),
+            (
+                b"{\"seq\":1}\n{\"seq\":2} {\"seq\":3}\n{\"seq\":4}\n",
+                Format::JsonLines,
+                true,
+            ),
+        ];
+        for (text, format, live) in cases {
+            let skipped = read_all(source(text, format, OnError::Skip, live));
+            assert_eq!(skipped, Ok(vec![1, 4]), "{format:?}, live: {live}");
+            let error = read_all(source(text, format, OnError::Fail, live)).expect_err("fails");
+            let line = if format == Format::Csv { 3 } else { 2 };
+            assert!(
+                error.starts_with(&format!("t.csv, line {line}: "))
+                    && error.contains("more than one"),
+                "{error}"
+            );
+        }
+    }
+
     #[test]
     fn a_bad_line_in_a_later_batch_is_named_by_its_line_number() {
         let rows = 3 * BATCH_ROWS;
