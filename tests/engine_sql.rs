@@ -632,6 +632,57 @@ fn late_rows_emit_null_and_are_counted_or_rejected() {
     );
 }
 
+/// A NULL event time places a row in no RANGE window: it is late, and under
+/// `on_late = 'error'` the message says it is NULL.
+#[test]
+fn a_null_event_time_is_late_and_named_as_null() {
+    let nullable_ts = Arc::new(Schema::new(vec![
+        Field::new("ts", DataType::Int64, true),
+        Field::new("v", DataType::Float64, true),
+    ]));
+    let rows = |ts: Vec<Option<i64>>| {
+        let v = Float64Array::from(vec![1.0; ts.len()]);
+        RecordBatch::try_new(
+            Arc::clone(&nullable_ts),
+            vec![Arc::new(Int64Array::from(ts)), Arc::new(v)],
+        )
+        .unwrap()
+    };
+    let engine = Engine::new();
+    let s = engine
+        .register_stream(
+            "s",
+            Arc::clone(&nullable_ts),
+            StreamOptions::default().event_time("ts"),
+        )
+        .unwrap();
+    let q = engine
+        .query("SELECT count(*) OVER (RANGE '10s') AS c FROM s")
+        .unwrap();
+    s.push(rows(vec![Some(1_000), None, Some(2_000)])).unwrap();
+    assert_eq!(ints(&q.recv().unwrap(), "c"), vec![Some(1), None, Some(2)]);
+    assert_eq!(engine.stats().streams[0].late_rows, 1);
+
+    let strict = Engine::new();
+    let s = strict
+        .register_stream(
+            "s",
+            Arc::clone(&nullable_ts),
+            StreamOptions::default()
+                .event_time("ts")
+                .on_late(OnLate::Error),
+        )
+        .unwrap();
+    let _q = strict
+        .query("SELECT count(*) OVER (RANGE '10s') AS c FROM s")
+        .unwrap();
+    let err = s.push(rows(vec![Some(1_000), None])).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "batch rejected by stream 's': 1 late row(s), the first at row 1 (its event time is NULL)"
+    );
+}
+
 #[test]
 fn mismatched_batches_are_rejected_whole_and_the_stream_keeps_working() {
     let (engine, s) = engine_with_s();

@@ -29,10 +29,12 @@ pub enum EngineError {
         /// Each difference, spelled out.
         details: String,
     },
-    /// Rows arrived with an event time below their key's newest, on a stream
-    /// declared `on_late = 'error'`; nothing was pushed.
+    /// Rows arrived with an event time below their key's newest, or with
+    /// none (NULL), on a stream declared `on_late = 'error'`; nothing was
+    /// pushed.
     #[error(
-        "batch rejected by stream '{stream}': {count} late row(s), the first at row {first_row} (event time {event_time} < {newest} already seen for its key)"
+        "batch rejected by stream '{stream}': {count} late row(s), the first at row {first_row} ({})",
+        why_late(*event_time, *newest)
     )]
     LateRows {
         /// The stream.
@@ -41,10 +43,10 @@ pub enum EngineError {
         count: usize,
         /// The first late row's index in the batch.
         first_row: usize,
-        /// Its event time (ms).
-        event_time: i64,
-        /// The newest event time of its key (ms).
-        newest: i64,
+        /// Its event time (ms); `None` when it is NULL.
+        event_time: Option<i64>,
+        /// The newest event time of its key (ms), if it has any.
+        newest: Option<i64>,
     },
     /// Evaluating an expression on a batch failed.
     #[error("query {query}: {message}")]
@@ -66,4 +68,13 @@ pub enum EngineError {
     /// A statement that `query` cannot run (for example, not a SELECT).
     #[error("{0}")]
     NotAQuery(String),
+}
+
+/// Why a row is late, for [`EngineError::LateRows`].
+fn why_late(event_time: Option<i64>, newest: Option<i64>) -> String {
+    match (event_time, newest) {
+        (None, _) => "its event time is NULL".to_string(),
+        (Some(t), Some(newest)) => format!("event time {t} < {newest} already seen for its key"),
+        (Some(t), None) => format!("event time {t}"),
+    }
 }

@@ -41,10 +41,10 @@ pub enum FrameState {
 pub struct Late {
     /// Index in the batch.
     pub row: usize,
-    /// Its event time.
-    pub event_time: i64,
-    /// The key's newest event time.
-    pub newest: i64,
+    /// Its event time; `None` when it is NULL.
+    pub event_time: Option<i64>,
+    /// The key's newest event time, if it has any.
+    pub newest: Option<i64>,
 }
 
 impl FrameState {
@@ -92,16 +92,16 @@ impl FrameState {
             match (t, known) {
                 (Some(t), Some(n)) if *t < n => late.push(Late {
                     row,
-                    event_time: *t,
-                    newest: n,
+                    event_time: Some(*t),
+                    newest: Some(n),
                 }),
                 (Some(t), _) => {
                     newest.insert(key, *t);
                 }
                 (None, _) => late.push(Late {
                     row,
-                    event_time: i64::MIN,
-                    newest: known.unwrap_or(i64::MIN),
+                    event_time: None,
+                    newest: known,
                 }),
             }
         }
