@@ -542,7 +542,10 @@ impl Session {
                         Err(e) => return Err(e.into()),
                     }
                 }
-                if live {
+                // Results reach the output as soon as the replay would wait
+                // for input: at once from a live source or a slow pipe, in
+                // large writes while the reader is ahead.
+                if live || incoming.is_empty() {
                     writer.flush()?;
                 }
                 if let Some(bar) = &progress {

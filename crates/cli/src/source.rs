@@ -54,9 +54,30 @@ pub enum SourceError {
         /// What is wrong with it.
         message: String,
     },
+    /// Arrow IPC input that does not decode.
+    #[error("{what}, after {batches} batch(es): {message}")]
+    Arrow {
+        /// The file or `stdin`.
+        what: String,
+        /// The batches read before.
+        batches: usize,
+        /// What is wrong.
+        message: String,
+    },
     /// The `WITH (…)` options do not describe a source sliq can read.
     #[error("{0}")]
     Options(String),
+}
+
+/// What is wrong with Arrow IPC input, in the reader's words except for an
+/// input that ends inside a message.
+fn arrow_error_message(e: &arrow_schema::ArrowError) -> String {
+    match e {
+        arrow_schema::ArrowError::IoError(_, io) if io.kind() == io::ErrorKind::UnexpectedEof => {
+            "the input ends inside a message: it is cut short, or not Arrow IPC".to_string()
+        }
+        other => other.to_string(),
+    }
 }
 
 /// What to do with a malformed line.
@@ -586,37 +607,62 @@ fn text_reader(
         Format::Csv | Format::JsonLines => {
             BatchReader::Lines(Lines::new(input, what, schema, text, live))
         }
-        Format::Arrow => {
-            let mut bytes = Vec::new();
-            let mut input = input;
-            input.read_to_end(&mut bytes).map_err(|e| SourceError::Io {
-                what: what.clone(),
-                message: e.to_string(),
-            })?;
-            let batches: Vec<Result<RecordBatch, arrow_schema::ArrowError>> =
-                if bytes.starts_with(b"ARROW1") {
-                    arrow_ipc::reader::FileReader::try_new(io::Cursor::new(bytes), None)
-                        .map_err(|e| SourceError::Options(format!("{what}: {e}")))?
-                        .collect()
-                } else {
-                    arrow_ipc::reader::StreamReader::try_new(io::Cursor::new(bytes), None)
-                        .map_err(|e| SourceError::Options(format!("{what}: {e}")))?
-                        .collect()
-                };
-            BatchReader::Arrow(what, batches.into_iter())
-        }
+        Format::Arrow => match arrow_batches(input) {
+            Ok(reader) => BatchReader::Arrow {
+                what,
+                reader,
+                batches: 0,
+            },
+            Err(e) => {
+                return Err(SourceError::Arrow {
+                    what,
+                    batches: 0,
+                    message: arrow_error_message(&e),
+                });
+            }
+        },
     })
+}
+
+/// Arrow IPC batches, read as they arrive rather than after the whole input.
+type ArrowBatches = arrow_ipc::reader::StreamReader<Box<dyn BufRead + Send>>;
+
+/// The batches of `input`, in Arrow's streaming format or its file format.
+/// A file is its magic, zeros up to the writer's alignment (8 or 64 bytes),
+/// the same stream of messages, and a footer; writers end that stream with
+/// an end-of-stream marker before the footer, so past its padding a file
+/// reads as a stream.
+fn arrow_batches(
+    mut input: BufReader<Box<dyn Read + Send>>,
+) -> Result<ArrowBatches, arrow_schema::ArrowError> {
+    const FILE_MAGIC: &[u8] = b"ARROW1\0\0";
+    /// The next 8 bytes, or fewer at the input's end.
+    fn word(input: &mut BufReader<Box<dyn Read + Send>>) -> io::Result<Vec<u8>> {
+        let mut word = Vec::with_capacity(8);
+        input.take(8).read_to_end(&mut word)?;
+        Ok(word)
+    }
+    let mut head = word(&mut input)?;
+    if head == FILE_MAGIC {
+        head = word(&mut input)?;
+        while head.len() == 8 && head.iter().all(|&b| b == 0) {
+            head = word(&mut input)?;
+        }
+    }
+    let stream: Box<dyn BufRead + Send> = Box::new(io::Cursor::new(head).chain(input));
+    arrow_ipc::reader::StreamReader::try_new(stream, None)
 }
 
 /// Batches from a source, one at a time.
 pub enum BatchReader {
     /// CSV or JSON lines, decoded in chunks of lines.
     Lines(Lines),
-    /// Arrow IPC.
-    Arrow(
-        String,
-        std::vec::IntoIter<Result<RecordBatch, arrow_schema::ArrowError>>,
-    ),
+    /// Arrow IPC, with the number of batches read so far.
+    Arrow {
+        what: String,
+        reader: ArrowBatches,
+        batches: usize,
+    },
     /// Synthetic events.
     Generator(Generator),
     /// DEBS 2012 records, projected onto the stream's columns.
@@ -655,11 +701,16 @@ impl Iterator for BatchReader {
     fn next(&mut self) -> Option<Self::Item> {
         match self {
             BatchReader::Lines(lines) => lines.next_batch().transpose(),
-            BatchReader::Arrow(what, it) => it.next().map(|r| {
-                r.map_err(|e| SourceError::Malformed {
+            BatchReader::Arrow {
+                what,
+                reader,
+                batches,
+            } => reader.next().map(|read| {
+                *batches += 1;
+                read.map_err(|e| SourceError::Arrow {
                     what: what.clone(),
-                    line: 0,
-                    message: e.to_string(),
+                    batches: *batches - 1,
+                    message: arrow_error_message(&e),
                 })
             }),
             BatchReader::Generator(g) => g.next_batch().map(Ok),

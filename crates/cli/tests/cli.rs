@@ -94,6 +94,56 @@ fn scripts_json_output_and_stdin() {
     assert_eq!(lines.len(), 5);
 }
 
+/// Rows piped in show up as results while the pipe is still open: the
+/// output is written whenever the replay waits for input.
+#[test]
+fn rows_from_an_open_pipe_are_printed_before_it_closes() {
+    use std::io::{BufRead, BufReader};
+
+    let mut child = sliq()
+        .args([
+            "--format",
+            "csv",
+            "-c",
+            "CREATE STREAM s (k VARCHAR, v DOUBLE) WITH (source = 'stdin'); \
+             SELECT k, sum(v) OVER (ROWS 9 PRECEDING) AS total FROM s GROUP BY k;",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(b"k,v\nx,1\nx,2\n").unwrap();
+    input.flush().unwrap();
+    // Lines as they come, on a thread, so that a missing line fails the test
+    // after a while instead of hanging it.
+    let output = BufReader::new(child.stdout.take().unwrap());
+    let (lines, printed) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in output.lines() {
+            if lines.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || {
+        printed
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .ok()
+    };
+    let first: Vec<String> = (0..3).map_while(|_| next()).collect();
+    if first.len() < 3 {
+        child.kill().unwrap();
+    }
+    assert_eq!(first, ["k,total", "x,1.0", "x,3.0"]);
+    // Only now does the input end.
+    input.write_all(b"x,4\n").unwrap();
+    drop(input);
+    assert_eq!(next(), Some("x,7.0".into()));
+    assert!(child.wait().unwrap().success());
+}
+
 #[test]
 fn json_lines_and_arrow_files_are_sources_too() {
     let jsonl = scratch(
@@ -137,6 +187,79 @@ fn json_lines_and_arrow_files_are_sources_too() {
     let out = run(&["--format", "csv", "-c", &sql]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "k,lo\nx,4.0\nx,2.0\n");
+}
+
+/// Arrow IPC in its stream format and its file format (padded to 8 or to 64
+/// bytes) reads batch by batch; a file cut short gives the rows of its whole
+/// batches, then fails naming the file.
+#[test]
+fn arrow_streams_and_files_read_batch_by_batch() {
+    use arrow_array::{Float64Array, RecordBatch, StringArray};
+    use arrow_ipc::writer::{FileWriter, IpcWriteOptions, StreamWriter};
+    use arrow_schema::{DataType, Field, Schema};
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Utf8, true),
+        Field::new("v", DataType::Float64, true),
+    ]));
+    let batch = |k: &str, v: f64| {
+        RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(StringArray::from(vec![k; 100])),
+                Arc::new(Float64Array::from(vec![v; 100])),
+            ],
+        )
+        .unwrap()
+    };
+    let batches = [batch("x", 1.0), batch("y", 2.0), batch("x", 3.0)];
+    let file = |alignment: usize| {
+        let options =
+            IpcWriteOptions::try_new(alignment, false, arrow_ipc::MetadataVersion::V5).unwrap();
+        let mut bytes = Vec::new();
+        let mut writer = FileWriter::try_new_with_options(&mut bytes, &schema, options).unwrap();
+        for b in &batches {
+            writer.write(b).unwrap();
+        }
+        writer.finish().unwrap();
+        drop(writer);
+        bytes
+    };
+    let mut stream = Vec::new();
+    let mut writer = StreamWriter::try_new(&mut stream, &schema).unwrap();
+    for b in &batches {
+        writer.write(b).unwrap();
+    }
+    writer.finish().unwrap();
+    drop(writer);
+    let read = |name: &str, bytes: &[u8]| {
+        let path = scratch(name, bytes);
+        let sql = format!(
+            "CREATE STREAM a (k VARCHAR, v DOUBLE) WITH (path = '{}', format = 'arrow'); \
+             SELECT k, count(*) OVER (ROWS UNBOUNDED PRECEDING) AS n FROM a GROUP BY k;",
+            path.display()
+        );
+        run(&["--format", "csv", "-c", &sql])
+    };
+    for (name, bytes) in [
+        ("a8.arrow", file(8)),
+        ("a64.arrow", file(64)),
+        ("s.arrows", stream.clone()),
+    ] {
+        let out = read(name, &bytes);
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert_eq!(text.lines().count(), 301, "{name}");
+        assert!(text.ends_with("x,200\n"), "{name}: {text}");
+    }
+    let cut = &stream[..stream.len() * 2 / 3];
+    let out = read("cut.arrows", cut);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).lines().count() > 100, "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("cut.arrows, after 1 batch(es): the input ends inside a message"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
