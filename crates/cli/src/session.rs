@@ -420,7 +420,12 @@ impl Session {
                             }
                         }
                     }
-                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+                    // Nothing for a while: what is buffered goes out.
+                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                        if let Some(writer) = &mut writer {
+                            writer.flush()?;
+                        }
+                    }
                     Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return Ok(()),
                 }
                 if self.interrupted.load(Ordering::Relaxed) {

@@ -94,54 +94,58 @@ fn scripts_json_output_and_stdin() {
     assert_eq!(lines.len(), 5);
 }
 
-/// Rows piped in show up as results while the pipe is still open: the
-/// output is written whenever the replay waits for input.
+/// Rows piped in show up as results while the pipe is still open, on one
+/// thread or on timely workers: the output is written whenever the replay
+/// waits for input.
 #[test]
 fn rows_from_an_open_pipe_are_printed_before_it_closes() {
     use std::io::{BufRead, BufReader};
 
-    let mut child = sliq()
-        .args([
-            "--format",
-            "csv",
-            "-c",
-            "CREATE STREAM s (k VARCHAR, v DOUBLE) WITH (source = 'stdin'); \
-             SELECT k, sum(v) OVER (ROWS 9 PRECEDING) AS total FROM s GROUP BY k;",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    input.write_all(b"k,v\nx,1\nx,2\n").unwrap();
-    input.flush().unwrap();
-    // Lines as they come, on a thread, so that a missing line fails the test
-    // after a while instead of hanging it.
-    let output = BufReader::new(child.stdout.take().unwrap());
-    let (lines, printed) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in output.lines() {
-            if lines.send(line.unwrap()).is_err() {
-                break;
+    for workers in [&[][..], &["--workers", "2"]] {
+        let mut child = sliq()
+            .args(workers)
+            .args([
+                "--format",
+                "csv",
+                "-c",
+                "CREATE STREAM s (k VARCHAR, v DOUBLE) WITH (source = 'stdin'); \
+                 SELECT k, sum(v) OVER (ROWS 9 PRECEDING) AS total FROM s GROUP BY k;",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        input.write_all(b"k,v\nx,1\nx,2\n").unwrap();
+        input.flush().unwrap();
+        // Lines as they come, on a thread, so that a missing line fails the
+        // test after a while instead of hanging it.
+        let output = BufReader::new(child.stdout.take().unwrap());
+        let (lines, printed) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in output.lines() {
+                if lines.send(line.unwrap()).is_err() {
+                    break;
+                }
             }
+        });
+        let next = || {
+            printed
+                .recv_timeout(std::time::Duration::from_secs(30))
+                .ok()
+        };
+        let first: Vec<String> = (0..3).map_while(|_| next()).collect();
+        if first.len() < 3 {
+            child.kill().unwrap();
         }
-    });
-    let next = || {
-        printed
-            .recv_timeout(std::time::Duration::from_secs(30))
-            .ok()
-    };
-    let first: Vec<String> = (0..3).map_while(|_| next()).collect();
-    if first.len() < 3 {
-        child.kill().unwrap();
+        assert_eq!(first, ["k,total", "x,1.0", "x,3.0"], "{workers:?}");
+        // Only now does the input end.
+        input.write_all(b"x,4\n").unwrap();
+        drop(input);
+        assert_eq!(next(), Some("x,7.0".into()), "{workers:?}");
+        assert!(child.wait().unwrap().success());
     }
-    assert_eq!(first, ["k,total", "x,1.0", "x,3.0"]);
-    // Only now does the input end.
-    input.write_all(b"x,4\n").unwrap();
-    drop(input);
-    assert_eq!(next(), Some("x,7.0".into()));
-    assert!(child.wait().unwrap().success());
 }
 
 #[test]
