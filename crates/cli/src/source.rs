@@ -464,6 +464,7 @@ impl SourceSpec {
                         speed: s,
                         origin: None,
                     }),
+                    reported: false,
                 }
             }
         })
@@ -672,7 +673,27 @@ pub enum BatchReader {
         schema: SchemaRef,
         projection: Vec<usize>,
         pace: Option<Pace>,
+        /// Whether the read's skipped lines and events were reported.
+        reported: bool,
     },
+}
+
+/// Tells what a DEBS read left out: its malformed lines (the first few by
+/// number) and the events it dropped for arriving out of order.
+fn report_debs_read(what: &str, stats: &sliq_debs::ReadStats) {
+    for skipped in &stats.first_errors {
+        note!("skipped {what}, {skipped}");
+    }
+    let unnamed = stats.malformed - stats.first_errors.len() as u64;
+    if unnamed > 0 {
+        note!("skipped {unnamed} more malformed line(s) of {what}");
+    }
+    if stats.dropped > 0 {
+        note!(
+            "dropped {} event(s) of {what} older than one already replayed (out_of_order = 'drop')",
+            stats.dropped
+        );
+    }
 }
 
 /// Replays recorded time `speed`× faster than it was recorded.
@@ -720,9 +741,16 @@ impl Iterator for BatchReader {
                 schema,
                 projection,
                 pace,
+                reported,
             } => {
                 let batch = match reader.next_batch() {
-                    Ok(batch) => batch?,
+                    Ok(Some(batch)) => batch,
+                    Ok(None) => {
+                        if !std::mem::replace(reported, true) {
+                            report_debs_read(what, reader.stats());
+                        }
+                        return None;
+                    }
                     Err(e) => {
                         return Some(Err(SourceError::Io {
                             what: what.clone(),

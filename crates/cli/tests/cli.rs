@@ -989,6 +989,43 @@ fn debs_query_files_on_the_real_sample_match_an_independent_computation() {
     assert_eq!(err.status.code(), Some(1));
 }
 
+/// A DEBS replay says what it left out: malformed lines by number, and the
+/// events it dropped for arriving out of order.
+#[test]
+fn debs_replays_report_skipped_lines_and_dropped_events() {
+    let sample =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../debs/tests/data/sample200.txt");
+    let text = std::fs::read_to_string(sample).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut damaged = lines[..50].join("\n");
+    damaged.push_str("\nnot a DEBS record\n");
+    damaged.push_str(&lines[50..100].join("\n"));
+    // An event from earlier on comes again: out of order.
+    damaged.push('\n');
+    damaged.push_str(lines[10]);
+    damaged.push('\n');
+    damaged.push_str(&lines[100..].join("\n"));
+    damaged.push('\n');
+    let path = scratch("damaged.txt", damaged.as_bytes());
+    let sql = format!(
+        "CREATE STREAM d (ts TIMESTAMP, mf01 BIGINT) WITH (source = 'debs', path = '{}', \
+         out_of_order = 'drop', event_time = 'ts'); SELECT mf01 FROM d;",
+        path.display()
+    );
+    let out = run(&["--format", "csv", "-c", &sql]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().count() - 1, lines.len());
+    let err = stderr(&out);
+    assert!(
+        err.contains("damaged.txt, line 51: 1 fields, expected 56"),
+        "{err}"
+    );
+    assert!(
+        err.contains("dropped 1 event(s) of") && err.contains("out_of_order = 'drop'"),
+        "{err}"
+    );
+}
+
 #[test]
 fn debs_generate_writes_a_deterministic_file_the_debs_source_reads() {
     let dir = std::env::temp_dir().join(format!("sliq-cli-test-{}", std::process::id()));
