@@ -149,6 +149,16 @@ impl TextDecoder {
         }
     }
 
+    /// The bytes taken since the last batch, when the decoder keeps them
+    /// (the plain-CSV decoder does; after an error, they are the bytes it
+    /// took before it).
+    pub(super) fn taken_text(&self) -> Option<&[u8]> {
+        match self {
+            TextDecoder::Plain(d) => Some(d.taken_text()),
+            TextDecoder::Csv(_) | TextDecoder::Json { .. } => None,
+        }
+    }
+
     /// Whether a batch's rows are decoded.
     pub(super) fn is_full(&self) -> bool {
         match self {

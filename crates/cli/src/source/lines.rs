@@ -170,8 +170,11 @@ impl Lines {
                 Err(e) => return Err(SourceError::Options(format!("{}: {e}", self.what))),
             },
         };
+        // The bytes taken for this batch, for counting its lines or reading
+        // it again line by line: the plain decoder keeps them itself.
         let read = &mut self.bulk_read;
         read.clear();
+        let keeps_text = decoder.taken_text().is_some();
         let decoded = loop {
             let first_row = !self.first_row.is_empty();
             let buffered = match first_row {
@@ -189,7 +192,9 @@ impl Lines {
                 Ok(used) => used,
                 Err(e) => break Err(e),
             };
-            read.extend_from_slice(&buffered[..used]);
+            if !keeps_text {
+                read.extend_from_slice(&buffered[..used]);
+            }
             match first_row {
                 true => drop(self.first_row.drain(..used)),
                 false => self.input.consume(used),
@@ -198,12 +203,16 @@ impl Lines {
                 break Ok(());
             }
         };
+        let lines = line_breaks(decoder.taken_text().unwrap_or(read));
         match decoded.and_then(|()| decoder.flush()) {
             Ok(batch) => {
-                self.line += line_breaks(read);
+                self.line += lines;
                 Ok(Ok(batch))
             }
             Err(_) => {
+                if let Some(text) = decoder.taken_text() {
+                    read.extend_from_slice(text);
+                }
                 self.bulk = None;
                 // The line-by-line reading goes on from here: the first row
                 // must come before what is still in the input.
@@ -648,26 +657,29 @@ mod tests {
 
     #[test]
     fn quotes_in_a_later_batch_hand_the_file_to_arrow_csv() {
-        let rows = 3 * BATCH_ROWS;
-        let mut lines: Vec<Line> = (0..rows as i64).map(Line::Good).collect();
-        lines[BATCH_ROWS + 5] = Line::GoodQuoted(BATCH_ROWS as i64 + 5);
-        let text = render(&lines, true, Format::Csv);
-        let mut source = source(&text, Format::Csv, OnError::Fail, false);
-        let mut seqs = Vec::new();
-        let mut plain_after = Vec::new();
-        while let Some(batch) = source.next_batch().expect("reads") {
-            seqs.extend(
-                batch
-                    .column(0)
-                    .as_primitive::<Int64Type>()
-                    .values()
-                    .iter()
-                    .copied(),
-            );
-            plain_after.push(source.plain);
+        // Early in its batch, and after many read buffers of it were taken.
+        for at in [5, 5000] {
+            let rows = 3 * BATCH_ROWS;
+            let mut lines: Vec<Line> = (0..rows as i64).map(Line::Good).collect();
+            lines[BATCH_ROWS + at] = Line::GoodQuoted((BATCH_ROWS + at) as i64);
+            let text = render(&lines, true, Format::Csv);
+            let mut source = source(&text, Format::Csv, OnError::Fail, false);
+            let mut seqs = Vec::new();
+            let mut plain_after = Vec::new();
+            while let Some(batch) = source.next_batch().expect("reads") {
+                seqs.extend(
+                    batch
+                        .column(0)
+                        .as_primitive::<Int64Type>()
+                        .values()
+                        .iter()
+                        .copied(),
+                );
+                plain_after.push(source.plain);
+            }
+            assert!(seqs.into_iter().eq(0..rows as i64), "quote at {at}");
+            assert_eq!(plain_after, [true, false, false]);
         }
-        assert!(seqs.into_iter().eq(0..rows as i64));
-        assert_eq!(plain_after, [true, false, false]);
     }
 
     #[test]

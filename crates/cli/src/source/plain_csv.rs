@@ -130,7 +130,11 @@ impl PlainCsv {
         let buf = &buf[..buf.len().min(PIECE)];
         let before = self.text.len();
         self.text.extend_from_slice(buf);
-        Ok(match self.split(false)? {
+        let split = self.split(false).inspect_err(|_| {
+            // Not taken: the caller reads these bytes again another way.
+            self.text.truncate(before);
+        })?;
+        Ok(match split {
             Some(end) => {
                 debug_assert!(end > before, "a batch fills only on a line break in `buf`");
                 self.text.truncate(end);
@@ -138,6 +142,12 @@ impl PlainCsv {
             }
             None => buf.len(),
         })
+    }
+
+    /// The bytes taken since the last batch: the records split so far, and
+    /// the start of one not yet ended.
+    pub(super) fn taken_text(&self) -> &[u8] {
+        &self.text
     }
 
     /// Tells the decoder the input ended: a last record needs no line break.
@@ -323,6 +333,8 @@ impl PlainCsv {
         if self.rows == 0 {
             return Ok(None);
         }
+        // A batch ends where a record ends: full, or at the input's end.
+        debug_assert_eq!(self.scanned, self.text.len(), "a record is left half taken");
         let text = std::str::from_utf8(&self.text[..self.scanned])
             .map_err(|_| refused("text that is not UTF-8"))?;
         let cells = Cells {
