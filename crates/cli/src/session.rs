@@ -229,6 +229,9 @@ impl Session {
                 }
             }
             Executed::Streams(streams) => {
+                if streams.is_empty() {
+                    note!("no streams: CREATE STREAM declares one");
+                }
                 let mut text = String::new();
                 for s in streams {
                     let columns: Vec<String> = s
@@ -248,6 +251,9 @@ impl Session {
                 write_stdout(text.as_bytes())?;
             }
             Executed::Queries(queries) => {
+                if queries.is_empty() {
+                    note!("no queries running");
+                }
                 let mut text = String::new();
                 for q in queries {
                     let _ = writeln!(text, "{}: {} [{}]", q.id, q.sql, q.stream);

@@ -650,6 +650,18 @@ fn show_functions_lists_matching_names_with_signatures() {
 }
 
 #[test]
+fn empty_listings_say_so_on_stderr() {
+    let out = run(&["-c", "SHOW STREAMS; SHOW QUERIES;"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    let err = stderr(&out);
+    assert!(
+        err.contains("no streams") && err.contains("no queries"),
+        "{err}"
+    );
+}
+
+#[test]
 fn statement_errors_exit_1_with_a_caret_and_bad_arguments_exit_2() {
     let out = run(&[
         "-c",
