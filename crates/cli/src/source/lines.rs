@@ -5,9 +5,10 @@
 //! buffer, without splitting it into lines: the plain-CSV fast path until a
 //! batch needs arrow-csv (quoted cells, say), or arrow-json. Live sources
 //! (stdin, sockets, followed files) are read in whole lines as they arrive,
-//! and a live batch holds the lines that have arrived. Whenever a batch does not decode, its
-//! lines are decoded one by one with arrow-csv or arrow-json, so that each
-//! malformed line is named by its number and failed on or skipped
+//! and a live batch holds the lines that have arrived. Whenever a batch does
+//! not decode, its lines go to arrow-csv or arrow-json in halves until each
+//! bad line stands alone, so that each malformed line (one holding more than
+//! one record among them) is named by its number and failed on or skipped
 //! (`on_error`).
 
 use std::io::{BufRead, BufReader, Read};
