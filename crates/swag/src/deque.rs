@@ -49,6 +49,32 @@ fn prefetch_large<T>(slot: *const MaybeUninit<T>, offset: isize) {
 /// Blocks grow up to about this many bytes (and at least [`MIN_BLOCK`] elements).
 const MAX_BLOCK_BYTES: usize = 8 * 1024;
 
+/// A deque of small elements holding at least this many bytes *streams*: its
+/// new blocks are page-sized and page-aligned, and cursors stepping through
+/// it prefetch [`STREAM_AHEAD_BYTES`] ahead. Such a window no longer fits the
+/// caches, and the hardware prefetcher alone lets a cold stream stall where
+/// it changes pages: rounds of a 2^22-element DABA Lite had a p99.99 of
+/// 300-700 ns against 50-80 ns for a cached one. Smaller deques keep
+/// unaligned blocks and no per-step prefetch: if one of many windows (one
+/// per key), a line prefetched that far ahead would be needed only after
+/// thousands of other windows' steps, and page-aligned blocks put every
+/// block header in the same cache sets (the engine's ROWS 999 query over
+/// 1,000 keys ran 10-20 % slower with either).
+const STREAM_MIN_BYTES: usize = 64 * 1024;
+
+/// A deque that streams stops streaming below this many bytes (hysteresis).
+const STREAM_STOP_BYTES: usize = STREAM_MIN_BYTES / 2;
+
+/// How far ahead, in bytes, a cursor of a streaming deque prefetches. A plain
+/// loop over four cold streams in this machine's memory had a p99.99 of
+/// 300-400 ns per round without software prefetch, about 40 ns with it at
+/// this distance.
+const STREAM_AHEAD_BYTES: usize = 512;
+
+/// The size and alignment of a streaming deque's blocks, header included,
+/// so that a cursor changes pages only where it changes blocks.
+const PAGE_BYTES: usize = 4096;
+
 /// One block of the list: this header, then `cap` slots in the same
 /// allocation (one pointer chase from a cursor to its element). Slots
 /// `[start, start + cap)` in absolute positions; only the slots inside the
@@ -70,6 +96,31 @@ struct Block<T> {
 }
 
 impl<T> Block<T> {
+    /// Bytes before the first slot.
+    const HEADER_BYTES: usize = mem::offset_of!(Block<T>, slots);
+
+    /// Slots of a page block (a streaming deque's block): as many as fit in
+    /// [`PAGE_BYTES`] with the header.
+    const PAGE_CAP: usize = match mem::size_of::<T>() {
+        0 => 0,
+        size => (PAGE_BYTES - Self::HEADER_BYTES) / size,
+    };
+
+    /// Whether deques of `T` may stream (see [`STREAM_MIN_BYTES`]): small
+    /// elements only (large ones are prefetched whole at every step anyway),
+    /// and only if page blocks are told apart from the others by their
+    /// capacity, which is never a power of two.
+    const STREAMS: bool = mem::size_of::<T>() != 0
+        && mem::size_of::<T>() < LARGE_ELEMENT_BYTES
+        && Self::PAGE_CAP >= MIN_BLOCK
+        && !Self::PAGE_CAP.is_power_of_two();
+
+    /// Whether a block of `cap` slots is a page block.
+    const fn is_page_cap(cap: usize) -> bool {
+        Self::STREAMS && cap == Self::PAGE_CAP
+    }
+
+    /// The allocation of a block of `cap` slots; a page block is page-aligned.
     fn layout(cap: usize) -> Layout {
         // Block capacities are small (see `MAX_BLOCK_BYTES`), so neither step
         // can overflow.
@@ -77,6 +128,14 @@ impl<T> Block<T> {
         let (layout, _) = Layout::new::<Block<T>>()
             .extend(slots)
             .expect("block capacity is bounded");
+        let layout = if Self::is_page_cap(cap) {
+            debug_assert!(layout.size() <= PAGE_BYTES);
+            layout
+                .align_to(PAGE_BYTES)
+                .expect("a page is a valid alignment")
+        } else {
+            layout
+        };
         layout.pad_to_align()
     }
 
@@ -137,6 +196,78 @@ impl<T> Block<T> {
             ptr::addr_of_mut!((*block).slots)
                 .cast::<MaybeUninit<T>>()
                 .add(pos - (*block).start)
+        }
+    }
+
+    /// Prefetches the element at absolute position `pos` as if the block's
+    /// slots began at position `start`. Only an address is computed
+    /// (wrapping), nothing is read, and prefetching never faults: a position
+    /// outside the block merely wastes the prefetch.
+    #[inline(always)]
+    fn prefetch_at(block: *mut Block<T>, start: usize, pos: usize) {
+        let slots = block
+            .cast::<u8>()
+            .wrapping_add(Self::HEADER_BYTES)
+            .cast::<MaybeUninit<T>>();
+        crate::prefetch(slots.wrapping_add(pos.wrapping_sub(start)));
+    }
+
+    /// For a cursor of a streaming deque that has just stepped forward to
+    /// `pos`, in `block` or (if `pos` is its limit) just past it: prefetches
+    /// the element [`Self::stream_lookahead`] positions further, in this
+    /// block or the next, and the next block's header before it is read.
+    ///
+    /// # Safety
+    /// `block` is a live block; `start <= pos <= limit`.
+    #[inline(always)]
+    unsafe fn prefetch_stream_forward(block: *mut Block<T>, pos: usize) {
+        let ahead = pos + Self::stream_lookahead();
+        // SAFETY: by the caller's contract the header is readable.
+        let (start, limit) = unsafe { ((*block).start, (*block).limit) };
+        if ahead < limit {
+            Self::prefetch_at(block, start, ahead);
+        } else {
+            // SAFETY: as above.
+            let next = unsafe { (*block).next };
+            if !next.is_null() {
+                if ahead == limit {
+                    crate::prefetch(next);
+                }
+                // The next block's slots begin where this block's end.
+                Self::prefetch_at(next, limit, ahead);
+            }
+        }
+    }
+
+    /// Like [`Self::prefetch_stream_forward`] for a cursor that has just
+    /// stepped back to `pos` in `block`. The previous block's header (its
+    /// start) is prefetched as many steps before it is first read.
+    ///
+    /// # Safety
+    /// `block` is a live block holding `pos`.
+    #[inline(always)]
+    unsafe fn prefetch_stream_backward(block: *mut Block<T>, pos: usize) {
+        let lookahead = Self::stream_lookahead();
+        // SAFETY: by the caller's contract the header is readable, and a
+        // linked block is live.
+        unsafe {
+            let (start, prev) = ((*block).start, (*block).prev);
+            if pos >= start + lookahead {
+                Self::prefetch_at(block, start, pos - lookahead);
+                if pos == start + 2 * lookahead && !prev.is_null() {
+                    crate::prefetch(prev);
+                }
+            } else if !prev.is_null() {
+                Self::prefetch_at(prev, (*prev).start, pos.wrapping_sub(lookahead));
+            }
+        }
+    }
+
+    /// How many positions ahead a cursor of a streaming deque prefetches.
+    const fn stream_lookahead() -> usize {
+        match mem::size_of::<T>() {
+            0 => 1,
+            size => STREAM_AHEAD_BYTES / size,
         }
     }
 }
@@ -212,6 +343,11 @@ impl<T> Cursor<T> {
 /// window is stored in large blocks. One drained block is kept as a spare, so a
 /// window that slides at a steady size allocates nothing.
 ///
+/// A deque of small elements that outgrows the caches (64 KiB) *streams*: its
+/// new blocks are one page each, page-aligned, and cursors stepping through it
+/// prefetch half a kilobyte ahead, so that the step onto a cold page does not
+/// stall (see `STREAM_MIN_BYTES`). Below half that size it stops.
+///
 /// # Examples
 ///
 /// ```
@@ -241,8 +377,12 @@ pub struct ChunkedDeque<T> {
     end: usize,
     /// A drained block kept for reuse, or null.
     spare: *mut Block<T>,
-    /// Capacity of the first block, when none is allocated yet.
-    first_block: usize,
+    /// Capacity of the first block, when none is allocated yet (at most
+    /// `MAX_BLOCK`, so that it packs with `streaming`).
+    first_block: u32,
+    /// Whether the deque streams (see [`STREAM_MIN_BYTES`]); decided each
+    /// time a block is linked.
+    streaming: bool,
     _owns: PhantomData<T>,
 }
 
@@ -282,13 +422,15 @@ impl<T> ChunkedDeque<T> {
     }
 
     const fn with_first_block(first_block: usize) -> Self {
+        debug_assert!(first_block <= Self::MAX_BLOCK);
         ChunkedDeque {
             head: ptr::null_mut(),
             tail: ptr::null_mut(),
             front: 0,
             end: 0,
             spare: ptr::null_mut(),
-            first_block,
+            first_block: first_block as u32,
+            streaming: false,
             _owns: PhantomData,
         }
     }
@@ -339,7 +481,7 @@ impl<T> ChunkedDeque<T> {
     #[inline]
     fn ensure_tail(&mut self) {
         if self.tail.is_null() {
-            let block = self.take_block(self.first_block);
+            let block = self.take_block(self.first_block as usize);
             // SAFETY: `block` is a fresh, exclusively owned block.
             unsafe { Block::place_at(block, self.end) };
             self.head = block;
@@ -426,7 +568,10 @@ impl<T> ChunkedDeque<T> {
             let taken = take(slot);
             self.front += 1;
             let limit = (*self.head).limit;
-            if self.front + STEP_LOOKAHEAD == limit {
+            if self.streaming {
+                // Queries read the front: keep its stream coming.
+                Block::prefetch_stream_forward(self.head, self.front);
+            } else if self.front + STEP_LOOKAHEAD == limit {
                 // Warm the next block before the front gets there.
                 crate::prefetch((*self.head).next);
             }
@@ -615,7 +760,12 @@ impl<T> ChunkedDeque<T> {
         // `c.pos <= end` and `end` lies in an allocated block.
         unsafe {
             let limit = (*c.block).limit;
-            if c.pos == limit {
+            if self.streaming {
+                Block::prefetch_stream_forward(c.block, c.pos);
+                if c.pos == limit {
+                    c.block = (*c.block).next;
+                }
+            } else if c.pos == limit {
                 c.block = (*c.block).next;
             } else {
                 prefetch_large(Block::slot(c.block, c.pos), SLOT_LOOKAHEAD as isize);
@@ -637,6 +787,14 @@ impl<T> ChunkedDeque<T> {
         // first slot, `c.pos - 1 >= front` is in the linked predecessor.
         unsafe {
             let start = (*c.block).start;
+            if self.streaming {
+                if c.pos == start {
+                    c.block = (*c.block).prev;
+                }
+                c.pos -= 1;
+                Block::prefetch_stream_backward(c.block, c.pos);
+                return;
+            }
             if c.pos == start {
                 c.block = (*c.block).prev;
             } else {
@@ -694,7 +852,21 @@ impl<T> ChunkedDeque<T> {
     /// # Safety
     /// `tail` must be allocated and `end == tail.end()`.
     unsafe fn link_tail(&mut self) {
-        let block = self.take_block(Self::block_size_for(self.len() + 1));
+        if Block::<T>::STREAMS {
+            let bytes = self.len().saturating_mul(mem::size_of::<T>());
+            let threshold = if self.streaming {
+                STREAM_STOP_BYTES
+            } else {
+                STREAM_MIN_BYTES
+            };
+            self.streaming = bytes >= threshold;
+        }
+        let cap = if self.streaming {
+            Block::<T>::PAGE_CAP
+        } else {
+            Self::block_size_for(self.len() + 1)
+        };
+        let block = self.take_block(cap);
         // SAFETY: `block` is exclusively owned; `tail` is allocated.
         unsafe {
             Block::place_at(block, self.end);
@@ -705,17 +877,32 @@ impl<T> ChunkedDeque<T> {
         self.tail = block;
     }
 
-    /// A block of at least `cap` slots: the spare if large enough.
+    /// A block of at least `cap` slots (a page block if `cap` is a page
+    /// block's): the spare if it qualifies.
     fn take_block(&mut self, cap: usize) -> *mut Block<T> {
-        // SAFETY: a non-null spare is an owned, unlinked block.
-        if !self.spare.is_null() && unsafe { (*self.spare).cap } >= cap {
-            return mem::replace(&mut self.spare, ptr::null_mut());
+        if !self.spare.is_null() {
+            // SAFETY: a non-null spare is an owned, unlinked block.
+            let spare_cap = unsafe { (*self.spare).cap };
+            let fits = if Block::<T>::is_page_cap(cap) {
+                spare_cap == cap
+            } else {
+                spare_cap >= cap
+            };
+            if fits {
+                return mem::replace(&mut self.spare, ptr::null_mut());
+            }
         }
         Block::allocate(cap)
     }
 
-    /// Keeps a drained, unlinked block as the spare (the larger of the two is
-    /// kept) or frees it.
+    /// How much a block of `cap` slots is worth keeping as the spare: a
+    /// streaming deque wants page blocks, then any deque the larger block.
+    fn spare_rank(&self, cap: usize) -> (bool, usize) {
+        (self.streaming && Block::<T>::is_page_cap(cap), cap)
+    }
+
+    /// Keeps a drained, unlinked block as the spare (the one of the two that
+    /// ranks higher by [`Self::spare_rank`]) or frees it.
     ///
     /// # Safety
     /// `block` must be owned by this deque, unlinked, and hold no element.
@@ -727,7 +914,7 @@ impl<T> ChunkedDeque<T> {
             (*block).next = ptr::null_mut();
             if self.spare.is_null() {
                 self.spare = block;
-            } else if (*block).cap > (*self.spare).cap {
+            } else if self.spare_rank((*block).cap) > self.spare_rank((*self.spare).cap) {
                 Block::free(mem::replace(&mut self.spare, block));
             } else {
                 Block::free(block);
@@ -838,7 +1025,7 @@ impl<T> Drop for ChunkedDeque<T> {
 impl<T: Clone> Clone for ChunkedDeque<T> {
     fn clone(&self) -> Self {
         // Same absolute positions, so cursors can be re-created by position.
-        let mut copy = ChunkedDeque::with_first_block(self.first_block);
+        let mut copy = ChunkedDeque::with_first_block(self.first_block as usize);
         copy.front = self.front;
         copy.end = self.front;
         copy.extend(self.iter().cloned());
@@ -908,6 +1095,74 @@ mod tests {
     use std::cell::Cell;
     use std::collections::VecDeque;
     use std::rc::Rc;
+
+    /// The capacities of the linked blocks, front to back, and whether each
+    /// block is page-aligned.
+    fn blocks(q: &ChunkedDeque<u64>) -> Vec<(usize, bool)> {
+        let mut out = Vec::new();
+        let mut b = q.head;
+        while !b.is_null() {
+            // SAFETY: walks the deque's own linked blocks.
+            unsafe {
+                out.push(((*b).cap, (b as usize).is_multiple_of(PAGE_BYTES)));
+                b = (*b).next;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_large_deque_streams_through_page_blocks_then_stops() {
+        let page_cap = Block::<u64>::PAGE_CAP;
+        const { assert!(Block::<u64>::STREAMS) };
+        assert_eq!(Block::<u64>::layout(page_cap).size(), PAGE_BYTES);
+        let mut q = ChunkedDeque::new();
+        let mut front = 0u64;
+        let mut next = 0u64;
+        let threshold = (STREAM_MIN_BYTES / 8) as u64;
+        while next < 3 * threshold {
+            q.push_back(next);
+            next += 1;
+        }
+        assert!(q.streaming);
+        // Slide by a whole window: every block is now a page block, and
+        // steady sliding reuses the spare rather than allocating.
+        for _ in 0..3 * threshold {
+            assert_eq!(q.pop_front(), Some(front));
+            front += 1;
+            q.push_back(next);
+            next += 1;
+        }
+        let linked = blocks(&q);
+        assert!(
+            linked[..linked.len() - 1]
+                .iter()
+                .all(|&b| b == (page_cap, true)),
+            "{linked:?}"
+        );
+        let heap = q.heap_bytes();
+        for _ in 0..4 * page_cap {
+            assert_eq!(q.pop_front(), Some(front));
+            front += 1;
+            q.push_back(next);
+            next += 1;
+        }
+        assert_eq!(q.heap_bytes(), heap);
+        // Shrunk below the threshold, it stops streaming (its spare page
+        // block may still be reused: any block of enough slots will do).
+        while q.len() > 100 {
+            assert_eq!(q.pop_front(), Some(front));
+            front += 1;
+        }
+        for _ in 0..2 * page_cap {
+            assert_eq!(q.pop_front(), Some(front));
+            front += 1;
+            q.push_back(next);
+            next += 1;
+        }
+        assert!(!q.streaming);
+        assert!(q.iter().copied().eq(front..next));
+    }
 
     #[test]
     fn push_pop_across_many_blocks_matches_vecdeque() {
