@@ -130,7 +130,11 @@ impl<M: Monoid> DabaLite<M> {
     /// `[F, B)` is never empty here: the size invariant gives
     /// `|[F,B)| = |[L,B)| + 1 + |[B,E)|` before the operation, an insert does
     /// not move `F` or `B`, and an evict that empties `[F, B)` empties the window.
-    #[inline]
+    ///
+    /// Always inlined: with the streaming cursor steps (see `ChunkedDeque`)
+    /// it outgrew the inliner's budget, and a call here cost the sliding
+    /// `Sum<u64>` window 15-20 % of its throughput.
+    #[inline(always)]
     fn fixup(&mut self) {
         debug_assert!(!self.p.front_list_is_empty(&self.deque));
         if self.p.flip_due() {

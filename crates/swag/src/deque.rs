@@ -23,47 +23,44 @@ pub const MIN_BLOCK: usize = 4;
 /// neighbouring block, so that crossing into a cold block does not stall.
 const STEP_LOOKAHEAD: usize = 16;
 
-/// Elements at least this large are prefetched [`SLOT_LOOKAHEAD`] slots ahead
-/// of every cursor step: each spans several cache lines, and a stream of them
-/// crosses a page every few steps, where the hardware prefetcher stops.
-/// (DABA Lite also inserts them through a call rather than inline code.)
+/// Elements at least this large are prefetched whole (every cache line),
+/// [`SLOT_LOOKAHEAD`] slots ahead of every cursor step, in any deque: each
+/// spans several cache lines, and a stream of them crosses a page every few
+/// steps, where the hardware prefetcher stops. (DABA Lite also inserts them
+/// through a call rather than inline code.)
 pub(crate) const LARGE_ELEMENT_BYTES: usize = 256;
 
 /// How many slots ahead a stepping cursor prefetches a large element.
 const SLOT_LOOKAHEAD: usize = 2;
 
-/// Prefetches every cache line of the slot `offset` elements away from `slot`
-/// (either direction) when `T` is large; compiles to nothing otherwise. The
-/// target may lie outside the block: the address is only computed (wrapping)
-/// and prefetched, which never faults.
-#[inline(always)]
-fn prefetch_large<T>(slot: *const MaybeUninit<T>, offset: isize) {
-    if mem::size_of::<T>() >= LARGE_ELEMENT_BYTES {
-        let target = slot.wrapping_offset(offset).cast::<u8>();
-        for line in (0..mem::size_of::<T>()).step_by(64) {
-            crate::prefetch(target.wrapping_add(line));
-        }
-    }
-}
-
 /// Blocks grow up to about this many bytes (and at least [`MIN_BLOCK`] elements).
 const MAX_BLOCK_BYTES: usize = 8 * 1024;
 
-/// A deque of small elements holding at least this many bytes *streams*: its
-/// new blocks are page-sized and page-aligned, and cursors stepping through
-/// it prefetch [`STREAM_AHEAD_BYTES`] ahead. Such a window no longer fits the
-/// caches, and the hardware prefetcher alone lets a cold stream stall where
-/// it changes pages: rounds of a 2^22-element DABA Lite had a p99.99 of
-/// 300-700 ns against 50-80 ns for a cached one. Smaller deques keep
-/// unaligned blocks and no per-step prefetch: if one of many windows (one
+/// A deque of small elements holding at least this many bytes *streams*:
+/// cursors stepping through it prefetch [`STREAM_AHEAD_BYTES`] ahead. Such a
+/// window outgrows a core's second-level cache (2 MiB on the machine sliq is
+/// measured on), and the hardware prefetcher alone lets a cold stream stall
+/// where it changes pages: rounds of a 2^20- or 2^22-element DABA Lite had a
+/// p99.99 of 400-700 ns against 50-80 ns for a cached one.
+///
+/// Smaller deques do not: a cached window does not need it, and it costs a
+/// single window 8-10 % of its throughput; and if one of many windows (one
 /// per key), a line prefetched that far ahead would be needed only after
-/// thousands of other windows' steps, and page-aligned blocks put every
-/// block header in the same cache sets (the engine's ROWS 999 query over
-/// 1,000 keys ran 10-20 % slower with either).
-const STREAM_MIN_BYTES: usize = 64 * 1024;
+/// thousands of other windows' steps.
+const STREAM_MIN_BYTES: usize = 1 << 20;
 
 /// A deque that streams stops streaming below this many bytes (hysteresis).
 const STREAM_STOP_BYTES: usize = STREAM_MIN_BYTES / 2;
+
+/// A deque of small elements holding at least this many bytes links page
+/// blocks ([`PAGE_BYTES`], page-aligned), so that by the time it streams
+/// nearly all its blocks are page blocks: streaming cursors in unaligned
+/// blocks of two pages still stalled now and then (p99.99 160-250 ns against
+/// 85-105 in page blocks), and replacing the blocks it had would allocate in
+/// the middle of the stream. Smaller deques keep unaligned blocks: page
+/// alignment puts every block header in the same cache sets, which cost the
+/// engine's ROWS 999 query over 1,000 keys about 10 % of its throughput.
+const PAGE_BLOCKS_MIN_BYTES: usize = 64 * 1024;
 
 /// How far ahead, in bytes, a cursor of a streaming deque prefetches. A plain
 /// loop over four cold streams in this machine's memory had a p99.99 of
@@ -71,8 +68,8 @@ const STREAM_STOP_BYTES: usize = STREAM_MIN_BYTES / 2;
 /// this distance.
 const STREAM_AHEAD_BYTES: usize = 512;
 
-/// The size and alignment of a streaming deque's blocks, header included,
-/// so that a cursor changes pages only where it changes blocks.
+/// The size and alignment of a large deque's blocks, header included, so
+/// that a cursor changes pages only where it changes blocks.
 const PAGE_BYTES: usize = 4096;
 
 /// One block of the list: this header, then `cap` slots in the same
@@ -99,19 +96,22 @@ impl<T> Block<T> {
     /// Bytes before the first slot.
     const HEADER_BYTES: usize = mem::offset_of!(Block<T>, slots);
 
-    /// Slots of a page block (a streaming deque's block): as many as fit in
+    /// Whether `T` is a large element (see [`LARGE_ELEMENT_BYTES`]).
+    const LARGE: bool = mem::size_of::<T>() >= LARGE_ELEMENT_BYTES;
+
+    /// Slots of a page block (see [`PAGE_BLOCKS_MIN_BYTES`]): as many as fit in
     /// [`PAGE_BYTES`] with the header.
     const PAGE_CAP: usize = match mem::size_of::<T>() {
         0 => 0,
         size => (PAGE_BYTES - Self::HEADER_BYTES) / size,
     };
 
-    /// Whether deques of `T` may stream (see [`STREAM_MIN_BYTES`]): small
-    /// elements only (large ones are prefetched whole at every step anyway),
-    /// and only if page blocks are told apart from the others by their
-    /// capacity, which is never a power of two.
+    /// Whether deques of `T` may stream and link page blocks (see
+    /// [`STREAM_MIN_BYTES`]): small elements only (large ones are prefetched
+    /// whole at every step anyway), and only if page blocks are told apart
+    /// from the others by their capacity, which is never a power of two.
     const STREAMS: bool = mem::size_of::<T>() != 0
-        && mem::size_of::<T>() < LARGE_ELEMENT_BYTES
+        && !Self::LARGE
         && Self::PAGE_CAP >= MIN_BLOCK
         && !Self::PAGE_CAP.is_power_of_two();
 
@@ -200,35 +200,48 @@ impl<T> Block<T> {
     }
 
     /// Prefetches the element at absolute position `pos` as if the block's
-    /// slots began at position `start`. Only an address is computed
-    /// (wrapping), nothing is read, and prefetching never faults: a position
-    /// outside the block merely wastes the prefetch.
+    /// slots began at position `start`: the line holding it, or every line
+    /// of a large one. Only an address is computed (wrapping), nothing is
+    /// read, and prefetching never faults: a position outside the block
+    /// merely wastes the prefetch.
     #[inline(always)]
     fn prefetch_at(block: *mut Block<T>, start: usize, pos: usize) {
-        let slots = block
+        let slot = block
             .cast::<u8>()
             .wrapping_add(Self::HEADER_BYTES)
-            .cast::<MaybeUninit<T>>();
-        crate::prefetch(slots.wrapping_add(pos.wrapping_sub(start)));
+            .cast::<MaybeUninit<T>>()
+            .wrapping_add(pos.wrapping_sub(start))
+            .cast::<u8>();
+        if Self::LARGE {
+            for line in (0..mem::size_of::<T>()).step_by(64) {
+                crate::prefetch(slot.wrapping_add(line));
+            }
+        } else {
+            crate::prefetch(slot);
+        }
     }
 
-    /// For a cursor of a streaming deque that has just stepped forward to
+    /// For a cursor of a streaming deque (or of large elements, see
+    /// [`ChunkedDeque::prefetches_ahead`]) that has just stepped forward to
     /// `pos`, in `block` or (if `pos` is its limit) just past it: prefetches
     /// the element [`Self::stream_lookahead`] positions further, in this
     /// block or the next, and the next block's header before it is read.
+    /// Returns whether `pos` is the block's limit (the cursor has left it):
+    /// the common case costs one comparison.
     ///
     /// # Safety
     /// `block` is a live block; `start <= pos <= limit`.
     #[inline(always)]
-    unsafe fn prefetch_stream_forward(block: *mut Block<T>, pos: usize) {
+    unsafe fn prefetch_stream_forward(block: *mut Block<T>, pos: usize) -> bool {
         let ahead = pos + Self::stream_lookahead();
         // SAFETY: by the caller's contract the header is readable.
-        let (start, limit) = unsafe { ((*block).start, (*block).limit) };
-        if ahead < limit {
-            Self::prefetch_at(block, start, ahead);
-        } else {
-            // SAFETY: as above.
-            let next = unsafe { (*block).next };
+        unsafe {
+            let limit = (*block).limit;
+            if ahead < limit {
+                Self::prefetch_at(block, (*block).start, ahead);
+                return false;
+            }
+            let next = (*block).next;
             if !next.is_null() {
                 if ahead == limit {
                     crate::prefetch(next);
@@ -236,6 +249,7 @@ impl<T> Block<T> {
                 // The next block's slots begin where this block's end.
                 Self::prefetch_at(next, limit, ahead);
             }
+            pos == limit
         }
     }
 
@@ -267,6 +281,7 @@ impl<T> Block<T> {
     const fn stream_lookahead() -> usize {
         match mem::size_of::<T>() {
             0 => 1,
+            _ if Self::LARGE => SLOT_LOOKAHEAD,
             size => STREAM_AHEAD_BYTES / size,
         }
     }
@@ -343,10 +358,11 @@ impl<T> Cursor<T> {
 /// window is stored in large blocks. One drained block is kept as a spare, so a
 /// window that slides at a steady size allocates nothing.
 ///
-/// A deque of small elements that outgrows the caches (64 KiB) *streams*: its
-/// new blocks are one page each, page-aligned, and cursors stepping through it
-/// prefetch half a kilobyte ahead, so that the step onto a cold page does not
-/// stall (see `STREAM_MIN_BYTES`). Below half that size it stops.
+/// A deque of small elements past 64 KiB links page-sized, page-aligned
+/// blocks, and one that outgrows the caches (1 MiB) *streams*: cursors
+/// stepping through it prefetch half a kilobyte ahead, so that the step onto
+/// a cold page does not stall (see `STREAM_MIN_BYTES`). Below half that size
+/// it stops.
 ///
 /// # Examples
 ///
@@ -447,6 +463,14 @@ impl<T> ChunkedDeque<T> {
         self.end - self.front
     }
 
+    /// Whether cursors stepping through this deque prefetch the element
+    /// they reach a few steps later: in a streaming deque, and always for
+    /// large elements.
+    #[inline(always)]
+    fn prefetches_ahead(&self) -> bool {
+        Block::<T>::LARGE || self.streaming
+    }
+
     /// Whether the deque holds no element. **O(1).**
     #[inline]
     pub fn is_empty(&self) -> bool {
@@ -470,9 +494,12 @@ impl<T> ChunkedDeque<T> {
         // SAFETY: `tail` is allocated and `end` lies in its slot range (struct
         // invariant); the slot is uninitialized because it is at `end`.
         unsafe {
-            let slot = Block::slot(self.tail, self.end);
-            prefetch_large(slot, SLOT_LOOKAHEAD as isize);
-            (*slot).write(value);
+            if Block::<T>::LARGE {
+                // A large value is written line by line: fetch the slots
+                // coming next first. (`end` stays inside the tail.)
+                Block::prefetch_stream_forward(self.tail, self.end);
+            }
+            (*Block::slot(self.tail, self.end)).write(value);
         }
         self.advance_end();
     }
@@ -563,19 +590,20 @@ impl<T> ChunkedDeque<T> {
         // SAFETY: non-empty, so `head` is allocated and the slot at `front`
         // is initialized; `take` consumes it and the front moves past it.
         let taken = unsafe {
-            let slot = Block::slot(self.head, self.front);
-            prefetch_large(slot, SLOT_LOOKAHEAD as isize + 1);
-            let taken = take(slot);
+            let taken = take(Block::slot(self.head, self.front));
             self.front += 1;
-            let limit = (*self.head).limit;
-            if self.streaming {
+            let head_drained = if self.prefetches_ahead() {
                 // Queries read the front: keep its stream coming.
-                Block::prefetch_stream_forward(self.head, self.front);
-            } else if self.front + STEP_LOOKAHEAD == limit {
-                // Warm the next block before the front gets there.
-                crate::prefetch((*self.head).next);
-            }
-            if self.front == limit {
+                Block::prefetch_stream_forward(self.head, self.front)
+            } else {
+                let limit = (*self.head).limit;
+                if self.front + STEP_LOOKAHEAD == limit {
+                    // Warm the next block before the front gets there.
+                    crate::prefetch((*self.head).next);
+                }
+                self.front == limit
+            };
+            if head_drained {
                 // `end >= front` lies in a later block, which is linked.
                 let drained = self.head;
                 self.head = (*drained).next;
@@ -759,16 +787,16 @@ impl<T> ChunkedDeque<T> {
         // allocated; if `c.pos` is past it, the successor is linked because
         // `c.pos <= end` and `end` lies in an allocated block.
         unsafe {
-            let limit = (*c.block).limit;
-            if self.streaming {
-                Block::prefetch_stream_forward(c.block, c.pos);
-                if c.pos == limit {
+            if self.prefetches_ahead() {
+                if Block::prefetch_stream_forward(c.block, c.pos) {
                     c.block = (*c.block).next;
                 }
-            } else if c.pos == limit {
+                return;
+            }
+            let limit = (*c.block).limit;
+            if c.pos == limit {
                 c.block = (*c.block).next;
             } else {
-                prefetch_large(Block::slot(c.block, c.pos), SLOT_LOOKAHEAD as isize);
                 if c.pos + STEP_LOOKAHEAD == limit {
                     // Warm the next block (header, first slots, its TLB
                     // entry) before the cursor gets there.
@@ -787,7 +815,7 @@ impl<T> ChunkedDeque<T> {
         // first slot, `c.pos - 1 >= front` is in the linked predecessor.
         unsafe {
             let start = (*c.block).start;
-            if self.streaming {
+            if self.prefetches_ahead() {
                 if c.pos == start {
                     c.block = (*c.block).prev;
                 }
@@ -798,7 +826,6 @@ impl<T> ChunkedDeque<T> {
             if c.pos == start {
                 c.block = (*c.block).prev;
             } else {
-                prefetch_large(Block::slot(c.block, c.pos), -(SLOT_LOOKAHEAD as isize) - 1);
                 if c.pos == start + STEP_LOOKAHEAD {
                     // Warm the previous block's last slots before stepping there.
                     let prev = (*c.block).prev;
@@ -852,8 +879,8 @@ impl<T> ChunkedDeque<T> {
     /// # Safety
     /// `tail` must be allocated and `end == tail.end()`.
     unsafe fn link_tail(&mut self) {
+        let bytes = self.len().saturating_mul(mem::size_of::<T>());
         if Block::<T>::STREAMS {
-            let bytes = self.len().saturating_mul(mem::size_of::<T>());
             let threshold = if self.streaming {
                 STREAM_STOP_BYTES
             } else {
@@ -861,7 +888,7 @@ impl<T> ChunkedDeque<T> {
             };
             self.streaming = bytes >= threshold;
         }
-        let cap = if self.streaming {
+        let cap = if Block::<T>::STREAMS && bytes >= PAGE_BLOCKS_MIN_BYTES {
             Block::<T>::PAGE_CAP
         } else {
             Self::block_size_for(self.len() + 1)
@@ -877,32 +904,22 @@ impl<T> ChunkedDeque<T> {
         self.tail = block;
     }
 
-    /// A block of at least `cap` slots (a page block if `cap` is a page
-    /// block's): the spare if it qualifies.
+    /// A block of at least `cap` slots: the spare if large enough.
+    ///
+    /// A deque that starts linking page blocks thus keeps reusing the
+    /// (few) blocks it had instead of allocating a page block for each one
+    /// it drains: allocations while a large window slides would be its
+    /// slowest rounds.
     fn take_block(&mut self, cap: usize) -> *mut Block<T> {
-        if !self.spare.is_null() {
-            // SAFETY: a non-null spare is an owned, unlinked block.
-            let spare_cap = unsafe { (*self.spare).cap };
-            let fits = if Block::<T>::is_page_cap(cap) {
-                spare_cap == cap
-            } else {
-                spare_cap >= cap
-            };
-            if fits {
-                return mem::replace(&mut self.spare, ptr::null_mut());
-            }
+        // SAFETY: a non-null spare is an owned, unlinked block.
+        if !self.spare.is_null() && unsafe { (*self.spare).cap } >= cap {
+            return mem::replace(&mut self.spare, ptr::null_mut());
         }
         Block::allocate(cap)
     }
 
-    /// How much a block of `cap` slots is worth keeping as the spare: a
-    /// streaming deque wants page blocks, then any deque the larger block.
-    fn spare_rank(&self, cap: usize) -> (bool, usize) {
-        (self.streaming && Block::<T>::is_page_cap(cap), cap)
-    }
-
-    /// Keeps a drained, unlinked block as the spare (the one of the two that
-    /// ranks higher by [`Self::spare_rank`]) or frees it.
+    /// Keeps a drained, unlinked block as the spare (the larger of the two is
+    /// kept) or frees it.
     ///
     /// # Safety
     /// `block` must be owned by this deque, unlinked, and hold no element.
@@ -914,7 +931,7 @@ impl<T> ChunkedDeque<T> {
             (*block).next = ptr::null_mut();
             if self.spare.is_null() {
                 self.spare = block;
-            } else if self.spare_rank((*block).cap) > self.spare_rank((*self.spare).cap) {
+            } else if (*block).cap > (*self.spare).cap {
                 Block::free(mem::replace(&mut self.spare, block));
             } else {
                 Block::free(block);
@@ -1120,32 +1137,44 @@ mod tests {
         let mut front = 0u64;
         let mut next = 0u64;
         let threshold = (STREAM_MIN_BYTES / 8) as u64;
+        while next < 2 * (PAGE_BLOCKS_MIN_BYTES / 8) as u64 {
+            q.push_back(next);
+            next += 1;
+        }
+        // Page blocks come first, streaming later.
+        assert_eq!(blocks(&q).last(), Some(&(page_cap, true)));
+        assert!(!q.streaming);
         while next < 3 * threshold {
             q.push_back(next);
             next += 1;
         }
         assert!(q.streaming);
-        // Slide by a whole window: every block is now a page block (all were
-        // linked while streaming), and steady sliding reuses the spare
-        // rather than allocating.
+        let page_block = (page_cap, true);
+        let ordinary =
+            |q: &ChunkedDeque<u64>| blocks(q).iter().filter(|&&b| b != page_block).count();
+        // Blocks linked once it held STREAM_MIN_BYTES are page blocks.
+        let linked = blocks(&q);
+        let before = ordinary(&q);
+        assert!(before > 0);
+        assert!(linked[before..].iter().all(|&b| b == page_block));
+        // Sliding by a whole window: drained blocks are reused, the ordinary
+        // ones too (no more of them), and from then on nothing is allocated.
         for _ in 0..3 * threshold {
             assert_eq!(q.pop_front(), Some(front));
             front += 1;
             q.push_back(next);
             next += 1;
         }
-        let linked = blocks(&q);
-        assert!(linked.iter().all(|&b| b == (page_cap, true)), "{linked:?}");
+        assert!(ordinary(&q) <= before);
         let heap = q.heap_bytes();
-        for _ in 0..4 * page_cap {
+        for _ in 0..3 * threshold {
             assert_eq!(q.pop_front(), Some(front));
             front += 1;
             q.push_back(next);
             next += 1;
         }
         assert_eq!(q.heap_bytes(), heap);
-        // Shrunk below the threshold, it stops streaming (its spare page
-        // block may still be reused: any block of enough slots will do).
+        // Shrunk below the threshold, it stops streaming.
         while q.len() > 100 {
             assert_eq!(q.pop_front(), Some(front));
             front += 1;

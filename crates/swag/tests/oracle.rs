@@ -144,12 +144,12 @@ macro_rules! oracle_tests {
 
             #[test]
             fn window_large_enough_to_stream_then_small_again() {
-                // 16-byte aggregates: above 4,096 of them the deque streams
-                // (page blocks, prefetching cursors); shrunk, it stops.
+                // 16-byte aggregates: above 65,536 of them (1 MiB) the deque
+                // streams (page blocks, prefetching cursors); shrunk, it stops.
                 let mut window = $algo::new(Affine);
                 let mut oracle = Recalc::new(Affine);
                 let mut i = 0u64;
-                for (size, steps) in [(10_000usize, 25_000u64), (100, 20_000), (6_000, 12_000)] {
+                for (size, steps) in [(70_000usize, 150_000u64), (100, 20_000), (40_000, 60_000)] {
                     for _ in 0..steps {
                         let v = AffineMap { a: i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1, b: i };
                         window.insert(v);
@@ -158,7 +158,7 @@ macro_rules! oracle_tests {
                             assert!(window.evict());
                             oracle.evict();
                         }
-                        if i % 211 == 0 {
+                        if i % 2_003 == 0 {
                             assert_eq!(window.query(), oracle.query(), "size {size}, step {i}");
                         }
                         i += 1;
