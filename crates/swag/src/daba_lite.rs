@@ -131,23 +131,41 @@ impl<M: Monoid> DabaLite<M> {
     /// `|[F,B)| = |[L,B)| + 1 + |[B,E)|` before the operation, an insert does
     /// not move `F` or `B`, and an evict that empties `[F, B)` empties the window.
     ///
-    /// Always inlined: with the streaming cursor steps (see `ChunkedDeque`)
-    /// it outgrew the inliner's budget, and a call here cost the sliding
-    /// `Sum<u64>` window 15-20 % of its throughput.
-    #[inline(always)]
+    /// A window that does not stream (see `ChunkedDeque`) runs the plain
+    /// steps inline, as small as they ever were: the inliner keeps inlining
+    /// them where it did. A streaming window (over 1 MiB, hence memory-bound)
+    /// pays a call for its larger steps.
+    #[inline]
     fn fixup(&mut self) {
+        if self.deque.prefetches_ahead() {
+            self.fixup_streaming();
+        } else {
+            self.fixup_in::<false>();
+        }
+    }
+
+    /// [`Self::fixup`] of a streaming window.
+    #[inline(never)]
+    fn fixup_streaming(&mut self) {
+        self.fixup_in::<true>();
+    }
+
+    /// The body of [`Self::fixup`], with steps for a deque known to stream
+    /// (`STREAMING`) or known not to.
+    #[inline(always)]
+    fn fixup_in<const STREAMING: bool>(&mut self) {
         debug_assert!(!self.p.front_list_is_empty(&self.deque));
         if self.p.flip_due() {
             self.p.flip(&self.deque);
             self.agg_ra = std::mem::replace(&mut self.agg_b, self.monoid.identity());
         }
         if self.p.shift_due() {
-            self.p.shift(&self.deque);
+            self.p.shift_in::<STREAMING>(&self.deque);
         } else {
             // Shrink: *L = ΠL ⊗ aggRA; L += 1; *(A-1) = *(A-1) ⊗ ΠA; A -= 1.
             self.monoid
                 .combine_into(self.deque.get_mut(&self.p.l), &self.agg_ra);
-            if let Some(top_of_a) = self.p.shrink(&self.deque) {
+            if let Some(top_of_a) = self.p.shrink_in::<STREAMING>(&self.deque) {
                 let (target, source) = self.deque.get_pair_mut(&self.p.a, &top_of_a);
                 self.monoid.combine_into(target, source);
             }

@@ -467,7 +467,7 @@ impl<T> ChunkedDeque<T> {
     /// they reach a few steps later: in a streaming deque, and always for
     /// large elements.
     #[inline(always)]
-    fn prefetches_ahead(&self) -> bool {
+    pub(crate) fn prefetches_ahead(&self) -> bool {
         Block::<T>::LARGE || self.streaming
     }
 
@@ -780,6 +780,19 @@ impl<T> ChunkedDeque<T> {
     /// Moves `c` one position towards the back. Requires `c.pos < end`.
     #[inline]
     pub(crate) fn step(&self, c: &mut Cursor<T>) {
+        if self.prefetches_ahead() {
+            self.step_in::<true>(c);
+        } else {
+            self.step_in::<false>(c);
+        }
+    }
+
+    /// [`Self::step`] for a deque known to stream (`STREAMING`, see
+    /// [`Self::prefetches_ahead`]) or known not to, so that callers can
+    /// compile each case apart.
+    #[inline]
+    pub(crate) fn step_in<const STREAMING: bool>(&self, c: &mut Cursor<T>) {
+        debug_assert_eq!(STREAMING, self.prefetches_ahead());
         self.debug_check_cursor(c);
         debug_assert!(c.pos < self.end, "stepping past the end");
         c.pos += 1;
@@ -787,7 +800,7 @@ impl<T> ChunkedDeque<T> {
         // allocated; if `c.pos` is past it, the successor is linked because
         // `c.pos <= end` and `end` lies in an allocated block.
         unsafe {
-            if self.prefetches_ahead() {
+            if STREAMING {
                 if Block::prefetch_stream_forward(c.block, c.pos) {
                     c.block = (*c.block).next;
                 }
@@ -809,13 +822,25 @@ impl<T> ChunkedDeque<T> {
     /// Moves `c` one position towards the front. Requires `c.pos > front`.
     #[inline]
     pub(crate) fn step_back(&self, c: &mut Cursor<T>) {
+        if self.prefetches_ahead() {
+            self.step_back_in::<true>(c);
+        } else {
+            self.step_back_in::<false>(c);
+        }
+    }
+
+    /// [`Self::step_back`] for a deque known to stream or known not to (see
+    /// [`Self::step_in`]).
+    #[inline]
+    pub(crate) fn step_back_in<const STREAMING: bool>(&self, c: &mut Cursor<T>) {
+        debug_assert_eq!(STREAMING, self.prefetches_ahead());
         self.debug_check_cursor(c);
         debug_assert!(c.pos > self.front, "stepping before the front");
         // SAFETY: `c.block` holds `c.pos` (cursor invariant); if `c.pos` is its
         // first slot, `c.pos - 1 >= front` is in the linked predecessor.
         unsafe {
             let start = (*c.block).start;
-            if self.prefetches_ahead() {
+            if STREAMING {
                 if c.pos == start {
                     c.block = (*c.block).prev;
                 }
