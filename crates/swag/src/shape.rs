@@ -296,6 +296,97 @@ mod tests {
 }
 
 #[cfg(test)]
+mod streaming_tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    /// Affine maps `x ↦ a·x + b` over wrapping `u32`, packed `a << 32 | b`
+    /// into the slot itself: exact and not commutative.
+    fn compose(f: u64, g: u64) -> u64 {
+        let (fa, fb) = ((f >> 32) as u32, f as u32);
+        let (ga, gb) = ((g >> 32) as u32, g as u32);
+        let a = ga.wrapping_mul(fa);
+        let b = ga.wrapping_mul(fb).wrapping_add(gb);
+        (u64::from(a) << 32) | u64::from(b)
+    }
+
+    const IDENTITY: u64 = 1 << 32;
+
+    #[derive(Default)]
+    struct Packed {
+        next: u64,
+        answer: u64,
+    }
+
+    // SAFETY (of the raw accesses below): the shape hands out pointers to
+    // its own initialized slots.
+    impl ValueOps<u64> for Packed {
+        fn init(&mut self, dst: *mut u64) {
+            unsafe { dst.write(IDENTITY) }
+        }
+        fn lift(&mut self, dst: *mut u64) {
+            unsafe { dst.write(self.next) }
+        }
+        fn combine(&mut self, acc: *mut u64, src: *const u64) {
+            unsafe { *acc = compose(*acc, *src) }
+        }
+        fn reset(&mut self, dst: *mut u64) {
+            unsafe { *dst = IDENTITY }
+        }
+        fn take(&mut self, dst: *mut u64, src: *mut u64) {
+            unsafe { *dst = std::mem::replace(&mut *src, IDENTITY) }
+        }
+        fn drop_value(&mut self, _slot: *mut u64) {}
+        fn query(&mut self, front: Option<*const u64>, back: *const u64) {
+            self.answer = unsafe {
+                match front {
+                    Some(f) => compose(*f, *back),
+                    None => *back,
+                }
+            };
+        }
+    }
+
+    #[test]
+    fn a_window_large_enough_to_stream_matches_a_fold() {
+        // Over 1 MiB of u64 slots the deque streams; then it shrinks.
+        let mut shape = DabaLiteShape::<u64>::new();
+        let mut ops = Packed::default();
+        let mut retired = RetiredBlocks::default();
+        shape.init(&mut ops);
+        let mut model = VecDeque::new();
+        let mut i = 0u64;
+        for (size, steps) in [(150_000usize, 300_000u64), (50, 10_000), (20_000, 30_000)] {
+            for _ in 0..steps {
+                let v = (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | (1 << 32)) ^ i;
+                ops.next = v;
+                shape.insert(&mut ops);
+                model.push_back(v);
+                while model.len() > size {
+                    assert!(shape.evict(&mut ops, &mut retired));
+                    model.pop_front();
+                }
+                if i.is_multiple_of(64) {
+                    retired.clear();
+                }
+                if i.is_multiple_of(4_001) {
+                    shape.query(&mut ops);
+                    let fold = model.iter().fold(IDENTITY, |acc, &v| compose(acc, v));
+                    assert_eq!(ops.answer, fold, "size {size}, step {i}");
+                }
+                i += 1;
+            }
+            shape.query(&mut ops);
+            assert_eq!(
+                ops.answer,
+                model.iter().fold(IDENTITY, |acc, &v| compose(acc, v))
+            );
+        }
+        shape.drain(|_| {});
+    }
+}
+
+#[cfg(test)]
 mod replay_tests {
     use super::*;
 
