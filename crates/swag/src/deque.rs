@@ -809,12 +809,10 @@ impl<T> ChunkedDeque<T> {
             let limit = (*c.block).limit;
             if c.pos == limit {
                 c.block = (*c.block).next;
-            } else {
-                if c.pos + STEP_LOOKAHEAD == limit {
-                    // Warm the next block (header, first slots, its TLB
-                    // entry) before the cursor gets there.
-                    crate::prefetch((*c.block).next);
-                }
+            } else if c.pos + STEP_LOOKAHEAD == limit {
+                // Warm the next block (header, first slots, its TLB entry)
+                // before the cursor gets there.
+                crate::prefetch((*c.block).next);
             }
         }
     }
@@ -850,14 +848,12 @@ impl<T> ChunkedDeque<T> {
             }
             if c.pos == start {
                 c.block = (*c.block).prev;
-            } else {
-                if c.pos == start + STEP_LOOKAHEAD {
-                    // Warm the previous block's last slots before stepping there.
-                    let prev = (*c.block).prev;
-                    if !prev.is_null() {
-                        crate::prefetch(Block::slot(prev, start - 1));
-                        crate::prefetch(prev);
-                    }
+            } else if c.pos == start + STEP_LOOKAHEAD {
+                // Warm the previous block's last slots before stepping there.
+                let prev = (*c.block).prev;
+                if !prev.is_null() {
+                    crate::prefetch(Block::slot(prev, start - 1));
+                    crate::prefetch(prev);
                 }
             }
         }
