@@ -253,6 +253,32 @@ impl<T> Block<T> {
         }
     }
 
+    /// For a position (a cursor, or the front) that has just moved forward
+    /// to `pos` in `block` or to its limit: prefetches ahead, per
+    /// [`Self::prefetch_stream_forward`] if the deque `streaming` (see
+    /// [`ChunkedDeque::prefetches_ahead`]), else the next block's header
+    /// [`STEP_LOOKAHEAD`] steps before it is reached. Returns whether `pos`
+    /// is the block's limit (the position has left the block).
+    ///
+    /// # Safety
+    /// `block` is a live block; `start <= pos <= limit`.
+    #[inline(always)]
+    unsafe fn moved_forward(block: *mut Block<T>, pos: usize, streaming: bool) -> bool {
+        // SAFETY: by the caller's contract.
+        unsafe {
+            if streaming {
+                return Self::prefetch_stream_forward(block, pos);
+            }
+            let limit = (*block).limit;
+            if pos + STEP_LOOKAHEAD == limit {
+                // Warm the next block (header, first slots, its TLB entry)
+                // before the position gets there.
+                crate::prefetch((*block).next);
+            }
+            pos == limit
+        }
+    }
+
     /// Like [`Self::prefetch_stream_forward`] for a cursor that has just
     /// stepped back to `pos` in `block`. The previous block's header (its
     /// start) is prefetched as many steps before it is first read.
@@ -592,18 +618,8 @@ impl<T> ChunkedDeque<T> {
         let taken = unsafe {
             let taken = take(Block::slot(self.head, self.front));
             self.front += 1;
-            let head_drained = if self.prefetches_ahead() {
-                // Queries read the front: keep its stream coming.
-                Block::prefetch_stream_forward(self.head, self.front)
-            } else {
-                let limit = (*self.head).limit;
-                if self.front + STEP_LOOKAHEAD == limit {
-                    // Warm the next block before the front gets there.
-                    crate::prefetch((*self.head).next);
-                }
-                self.front == limit
-            };
-            if head_drained {
+            // Queries read the front: keep it coming like a cursor.
+            if Block::moved_forward(self.head, self.front, self.prefetches_ahead()) {
                 // `end >= front` lies in a later block, which is linked.
                 let drained = self.head;
                 self.head = (*drained).next;
@@ -800,19 +816,8 @@ impl<T> ChunkedDeque<T> {
         // allocated; if `c.pos` is past it, the successor is linked because
         // `c.pos <= end` and `end` lies in an allocated block.
         unsafe {
-            if STREAMING {
-                if Block::prefetch_stream_forward(c.block, c.pos) {
-                    c.block = (*c.block).next;
-                }
-                return;
-            }
-            let limit = (*c.block).limit;
-            if c.pos == limit {
+            if Block::moved_forward(c.block, c.pos, STREAMING) {
                 c.block = (*c.block).next;
-            } else if c.pos + STEP_LOOKAHEAD == limit {
-                // Warm the next block (header, first slots, its TLB entry)
-                // before the cursor gets there.
-                crate::prefetch((*c.block).next);
             }
         }
     }
