@@ -62,8 +62,9 @@ enum Message {
     Flush,
 }
 
-/// Batches queued for the printing thread (backpressure beyond).
-const QUEUED_BATCHES: usize = 4;
+/// Batches queued for the printing thread (backpressure beyond); see
+/// `QUEUED_INPUT_BATCHES` in the session.
+const QUEUED_BATCHES: usize = 16;
 
 impl ResultWriter {
     /// A writer for one query's results; CSV prints its header at once.
