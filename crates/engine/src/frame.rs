@@ -1,15 +1,48 @@
 //! The frame pass: for each row of a batch, how many of its key's oldest
 //! rows leave the window, and whether the row is late — computed once per
-//! window group and shared by all its aggregates.
+//! window group and shared by all its aggregates — and the order in which
+//! the group's windows visit the rows.
 
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, UInt32Array};
+use arrow_schema::ArrowError;
 use sliq_sql::Frame;
 use sliq_swag::ChunkedDeque;
 
 use crate::operator::{PREFETCH_SLOTS, PREFETCH_STRUCT};
 
-/// Per-row outcome of the frame pass.
-#[derive(Default)]
+/// Batches of at least this many rows may be visited key by key.
+const GROUP_MIN_ROWS: usize = 256;
+
+/// Windows are visited key by key only with at least this many keys: a
+/// few keys' windows stay in cache whatever the order.
+const GROUP_MIN_KEYS: usize = 16;
+
+/// Per-row outcome of the frame pass, in the order in which the group's
+/// windows visit the batch's rows (see [`FramePass::batch_row`]).
+///
+/// When each key has a few rows in a batch on average, the windows visit
+/// the rows grouped by key (a stable counting sort), so that a key's window
+/// serves several rows in a row while its cache lines are at hand, instead
+/// of one row every few hundred. The operators then see the batch in that
+/// order: the arguments through [`FramePass::in_visit_order`], the keys as
+/// [`FramePass::keys`]; their results go back into batch order through
+/// [`FramePass::in_batch_order`]. Keeping each key's rows in batch order is
+/// all the windows' semantics need, as keys are independent.
 pub struct FramePass {
+    /// Whether the rows are visited grouped by key rather than in batch
+    /// order (when nothing needs to be reordered).
+    grouped: bool,
+    /// When `grouped`, the batch row visited `i`-th (a permutation of
+    /// `0..rows`).
+    order: UInt32Array,
+    /// When `grouped`, where each batch row is in `order`.
+    positions: UInt32Array,
+    /// Scratch for grouping: each key's next slot in `order`.
+    key_slots: Vec<u32>,
+    /// The key of each row visited.
+    pub keys: Vec<u32>,
     /// Rows to evict from the key's window after inserting this row.
     pub evictions: Vec<u32>,
     /// Rows in the key's window once this row is in (0 for a late row):
@@ -17,11 +50,96 @@ pub struct FramePass {
     pub lengths: Vec<u64>,
     /// Whether some aggregate counts the frame's rows (set once, when the
     /// query is compiled).
-    pub count_rows: bool,
+    count_rows: bool,
     /// The row is late (or has no event time) and enters no window.
     pub late: Vec<bool>,
     /// Number of late rows in the batch.
     pub late_count: usize,
+}
+
+impl FramePass {
+    /// An empty pass; `count_rows` when some aggregate counts the frame's
+    /// rows.
+    pub fn new(count_rows: bool) -> Self {
+        FramePass {
+            grouped: false,
+            order: UInt32Array::from(Vec::<u32>::new()),
+            positions: UInt32Array::from(Vec::<u32>::new()),
+            key_slots: Vec::new(),
+            keys: Vec::new(),
+            evictions: Vec::new(),
+            lengths: Vec::new(),
+            count_rows,
+            late: Vec::new(),
+            late_count: 0,
+        }
+    }
+
+    /// Sets the visiting order for a batch with `key_ids` out of `keys`
+    /// keys: grouped by key when the keys are at least [`GROUP_MIN_KEYS`]
+    /// and at most half the batch's rows (a few rows per key on average; a
+    /// count per key costs no more than the batch), in batch order
+    /// otherwise.
+    fn set_order(&mut self, key_ids: &[u32], keys: usize) {
+        let rows = key_ids.len();
+        self.keys.clear();
+        self.grouped = rows >= GROUP_MIN_ROWS && (GROUP_MIN_KEYS..=rows / 2).contains(&keys);
+        if !self.grouped {
+            self.keys.extend_from_slice(key_ids);
+            return;
+        }
+        // Each key's first slot: the rows of the keys before it.
+        let slots = &mut self.key_slots;
+        slots.clear();
+        slots.resize(keys, 0);
+        for &key in key_ids {
+            slots[key as usize] += 1;
+        }
+        let mut start = 0;
+        for slot in slots.iter_mut() {
+            let count = *slot;
+            *slot = start;
+            start += count;
+        }
+        debug_assert_eq!(start as usize, rows);
+        let mut order = vec![0; rows];
+        let mut positions = Vec::with_capacity(rows);
+        self.keys.resize(rows, 0);
+        // A batch's rows are counted in u32 throughout the engine.
+        for (row, &key) in (0..rows as u32).zip(key_ids) {
+            let slot = &mut slots[key as usize];
+            order[*slot as usize] = row;
+            self.keys[*slot as usize] = key;
+            positions.push(*slot);
+            *slot += 1;
+        }
+        self.order = UInt32Array::from(order);
+        self.positions = UInt32Array::from(positions);
+    }
+
+    /// The batch row of the row visited `i`-th.
+    pub fn batch_row(&self, i: usize) -> usize {
+        match self.grouped {
+            true => self.order.values().get(i).map_or(i, |&row| row as usize),
+            false => i,
+        }
+    }
+
+    /// `array`, one value per batch row, in visiting order.
+    pub fn in_visit_order(&self, array: &ArrayRef) -> Result<ArrayRef, ArrowError> {
+        if !self.grouped {
+            return Ok(Arc::clone(array));
+        }
+        arrow_select::take::take(array, &self.order, None)
+    }
+
+    /// `results`, one per row in visiting order, in batch order.
+    pub fn in_batch_order(&self, results: ArrayRef) -> Result<ArrayRef, ArrowError> {
+        if !self.grouped {
+            return Ok(results);
+        }
+        arrow_select::take::take(&results, &self.positions, None)
+    }
 }
 
 /// Per-key frame state of a window group.
@@ -118,39 +236,54 @@ impl FrameState {
         out: &mut FramePass,
     ) {
         self.grow(keys);
+        out.set_order(key_ids, keys);
         out.evictions.clear();
         out.lengths.clear();
         out.late.clear();
         out.late_count = 0;
+        let order: &[u32] = match out.grouped {
+            true => out.order.values(),
+            false => &[],
+        };
+        let FramePass {
+            keys: visit_keys,
+            evictions,
+            lengths,
+            count_rows,
+            late,
+            late_count,
+            ..
+        } = out;
         match self {
             FrameState::Rows { preceding, held } => {
                 let cap = preceding.saturating_add(1);
-                for &key in key_ids {
+                for &key in visit_keys.iter() {
                     let h = &mut held[key as usize];
                     if *h < cap {
                         *h += 1;
-                        out.evictions.push(0);
+                        evictions.push(0);
                     } else {
-                        out.evictions.push(1);
+                        evictions.push(1);
                     }
-                    if out.count_rows {
-                        out.lengths.push(*h);
+                    if *count_rows {
+                        lengths.push(*h);
                     }
                 }
-                out.late.resize(key_ids.len(), false);
+                late.resize(visit_keys.len(), false);
             }
             FrameState::Range { width, times: held } => {
                 let event_times = times.unwrap_or(&[]);
-                for (row, &key) in key_ids.iter().enumerate() {
+                for (i, &key) in visit_keys.iter().enumerate() {
                     // Keys' deques lie apart: start fetching those of the
                     // rows a few ahead (struct, then its ends).
-                    if let Some(&ahead) = key_ids.get(row + PREFETCH_STRUCT) {
+                    if let Some(&ahead) = visit_keys.get(i + PREFETCH_STRUCT) {
                         sliq_swag::prefetch(held.as_ptr().wrapping_add(ahead as usize));
                     }
-                    if let Some(ahead) = key_ids.get(row + PREFETCH_SLOTS) {
-                        held[*ahead as usize].prefetch_ends();
+                    if let Some(&ahead) = visit_keys.get(i + PREFETCH_SLOTS) {
+                        held[ahead as usize].prefetch_ends();
                     }
                     let deque = &mut held[key as usize];
+                    let row = order.get(i).map_or(i, |&row| row as usize);
                     let t = event_times.get(row).copied().flatten();
                     match t {
                         Some(t) if deque.back().is_none_or(|&newest| t >= newest) => {
@@ -161,34 +294,78 @@ impl FrameState {
                                 deque.pop_front();
                                 evicted += 1;
                             }
-                            out.evictions.push(evicted);
-                            if out.count_rows {
-                                out.lengths.push(deque.len() as u64);
+                            evictions.push(evicted);
+                            if *count_rows {
+                                lengths.push(deque.len() as u64);
                             }
-                            out.late.push(false);
+                            late.push(false);
                         }
                         _ => {
-                            out.evictions.push(0);
-                            if out.count_rows {
-                                out.lengths.push(0);
+                            evictions.push(0);
+                            if *count_rows {
+                                lengths.push(0);
                             }
-                            out.late.push(true);
-                            out.late_count += 1;
+                            late.push(true);
+                            *late_count += 1;
                         }
                     }
                 }
             }
             FrameState::Unbounded { held } => {
-                for &key in key_ids {
+                for &key in visit_keys.iter() {
                     let h = &mut held[key as usize];
                     *h += 1;
-                    if out.count_rows {
-                        out.lengths.push(*h);
+                    if *count_rows {
+                        lengths.push(*h);
                     }
                 }
-                out.evictions.resize(key_ids.len(), 0);
-                out.late.resize(key_ids.len(), false);
+                evictions.resize(visit_keys.len(), 0);
+                late.resize(visit_keys.len(), false);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_few_rows_per_key_are_visited_grouped_by_key_in_batch_order() {
+        // 20 keys, 400 rows: key of row r is (r * 7) % 20.
+        let key_ids: Vec<u32> = (0..400u32).map(|r| (r * 7) % 20).collect();
+        let mut pass = FramePass::new(false);
+        pass.set_order(&key_ids, 20);
+        assert!(pass.grouped);
+        let order: Vec<usize> = (0..400).map(|i| pass.batch_row(i)).collect();
+        // Each key's rows together, keys ascending, rows in batch order.
+        let visited: Vec<(u32, usize)> = order.iter().map(|&r| (key_ids[r], r)).collect();
+        assert!(visited.windows(2).all(|w| w[0] < w[1]), "{visited:?}");
+        assert_eq!(
+            pass.keys,
+            visited.iter().map(|&(k, _)| k).collect::<Vec<_>>()
+        );
+        // Results in visiting order come back in batch order.
+        let results: ArrayRef = Arc::new(arrow_array::Int64Array::from(
+            order.iter().map(|&r| r as i64).collect::<Vec<_>>(),
+        ));
+        let back = pass.in_batch_order(results).expect("reordered");
+        let back = back
+            .as_any()
+            .downcast_ref::<arrow_array::Int64Array>()
+            .expect("i64");
+        assert_eq!(back.values().to_vec(), (0..400).collect::<Vec<i64>>());
+    }
+
+    #[test]
+    fn many_keys_few_keys_or_a_small_batch_keep_batch_order() {
+        let mut pass = FramePass::new(false);
+        for (rows, keys) in [(400u32, 300u32), (400, 8), (100, 20)] {
+            let key_ids: Vec<u32> = (0..rows).map(|r| r % keys).collect();
+            pass.set_order(&key_ids, keys as usize);
+            assert!(!pass.grouped, "{rows} rows, {keys} keys");
+            assert_eq!(pass.keys, key_ids);
+            assert_eq!(pass.batch_row(7), 7);
         }
     }
 }

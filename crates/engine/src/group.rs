@@ -104,11 +104,12 @@ impl<T> ValueOps<T> for Tape {
     }
 }
 
-/// Per member: results so far, failures and the first error.
+/// Per member: results so far, failures and the first error (with the
+/// row it happened on, in visiting order).
 struct MemberResults {
     sink: ArrowSink,
     failed: usize,
-    first_error: Option<String>,
+    first_error: Option<(u32, String)>,
 }
 
 /// One aggregate of a group, type-erased for the group.
@@ -200,7 +201,7 @@ impl<A: Aggregate> Member for MemberOf<A> {
                                 results.failed += 1;
                                 results
                                     .first_error
-                                    .get_or_insert_with(|| format!("row {row}: {e}"));
+                                    .get_or_insert_with(|| (row, e.to_string()));
                                 write_null(&self.output, &mut results.sink);
                             }
                         }
@@ -219,9 +220,10 @@ impl<A: Aggregate> Member for MemberOf<A> {
 
 /// A window group's aggregates over their shared per-key windows.
 pub trait GroupOperator: Send {
-    /// Processes one batch: `args[i]` are member `i`'s arguments and
-    /// `filters[i]` its `FILTER` mask. Returns per member the results, the
-    /// number of failed results, and the first failure.
+    /// Processes one batch, its rows in the visiting order of `frame` (see
+    /// [`FramePass`]), as [`crate::operator::AggregateOperator::process`]
+    /// does for each member: `args[i]` are member `i`'s arguments and
+    /// `filters[i]` its `FILTER` mask.
     fn process(
         &mut self,
         args: &[Vec<ArrayRef>],
@@ -325,7 +327,12 @@ impl<const W: usize> GroupOperator for SharedWindows<W> {
         }
         results
             .into_iter()
-            .map(|r| (r.sink.finish(), r.failed, r.first_error))
+            .map(|r| {
+                let first_error = r
+                    .first_error
+                    .map(|(row, e)| format!("row {}: {e}", frame.batch_row(row as usize)));
+                (r.sink.finish(), r.failed, first_error)
+            })
             .collect()
     }
 

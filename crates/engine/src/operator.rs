@@ -68,9 +68,11 @@ impl fmt::Display for WindowAlgorithm {
 
 /// One aggregate of a query over all its keys' windows.
 pub trait AggregateOperator: Send {
-    /// Processes one batch: `args` are the value arguments, `key_ids` and
-    /// `frame` come from the window group. Returns one result per row and
-    /// the number of rows whose result could not be computed (NULL).
+    /// Processes one batch, its rows in the visiting order of `frame` (see
+    /// [`FramePass`]): `args` are the value arguments and `key_ids` the
+    /// rows' keys, in that order. Returns one result per row, in that order,
+    /// the number of rows whose result could not be computed (NULL), and
+    /// the first such failure.
     fn process(
         &mut self,
         args: &[ArrayRef],
@@ -153,7 +155,7 @@ impl<A: Aggregate, W: FifoAggregator<A> + Send> AggregateOperator for WindowOper
                 Ok(v) => v.write(&mut sink),
                 Err(e) => {
                     failed += 1;
-                    first_error.get_or_insert_with(|| format!("row {row}: {e}"));
+                    first_error.get_or_insert_with(|| format!("row {}: {e}", frame.batch_row(row)));
                     write_null(&self.output, &mut sink);
                 }
             }

@@ -132,13 +132,11 @@ impl CompiledQuery {
                 event_time,
                 frame: FrameState::new(w.frame),
                 key_ids: Vec::new(),
-                pass: FramePass {
-                    count_rows: plan
-                        .aggregates
+                pass: FramePass::new(
+                    plan.aggregates
                         .iter()
                         .any(|a| a.window == index && counts_frame_rows(a)),
-                    ..FramePass::default()
-                },
+                ),
             });
         }
         let groups = Self::shared_groups(plan, algorithm);
@@ -389,19 +387,23 @@ impl CompiledQuery {
             (0..self.aggregates.len()).map(|_| None).collect();
         for g in &mut self.groups {
             let w = &self.windows[g.window];
-            let member_args: Vec<Vec<ArrayRef>> =
-                g.members.iter().map(|&i| args[i].clone()).collect();
-            let member_masks: Vec<Option<BooleanArray>> =
-                g.members.iter().map(|&i| masks[i].clone()).collect();
+            let mut member_args = Vec::with_capacity(g.members.len());
+            let mut member_masks = Vec::with_capacity(g.members.len());
+            for &i in &g.members {
+                let (args, mask) = in_visit_order(&w.pass, &args[i], masks[i].as_ref())?;
+                member_args.push(args);
+                member_masks.push(mask);
+            }
             let outputs = g.operator.process(
                 &member_args,
                 &member_masks,
-                &w.key_ids,
+                &w.pass.keys,
                 w.key_map.key_count(),
                 &w.pass,
             );
-            for (&i, output) in g.members.iter().zip(outputs) {
-                results[i] = Some(output);
+            for (&i, (array, failed, error)) in g.members.iter().zip(outputs) {
+                let array = w.pass.in_batch_order(array).map_err(reordering)?;
+                results[i] = Some((array, failed, error));
             }
         }
         for (((a, args), mask), result) in self
@@ -411,17 +413,21 @@ impl CompiledQuery {
             .zip(&masks)
             .zip(&mut results)
         {
+            let w = &self.windows[a.window];
             if a.counts_frame {
-                *result = Some((frame_counts(&self.windows[a.window].pass), 0, None));
+                let counts = w.pass.in_batch_order(frame_counts(&w.pass));
+                *result = Some((counts.map_err(reordering)?, 0, None));
             } else if let Some(operator) = &mut a.operator {
-                let w = &self.windows[a.window];
-                *result = Some(operator.process(
-                    args,
+                let (args, mask) = in_visit_order(&w.pass, args, mask.as_ref())?;
+                let (array, failed, error) = operator.process(
+                    &args,
                     mask.as_ref(),
-                    &w.key_ids,
+                    &w.pass.keys,
                     w.key_map.key_count(),
                     &w.pass,
-                ));
+                );
+                let array = w.pass.in_batch_order(array).map_err(reordering)?;
+                *result = Some((array, failed, error));
             }
         }
         let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
@@ -478,6 +484,32 @@ impl CompiledQuery {
     pub fn key_counts(&self) -> Vec<usize> {
         self.windows.iter().map(|w| w.key_map.key_count()).collect()
     }
+}
+
+/// An aggregate's arguments and `FILTER` mask in `pass`'s visiting order.
+fn in_visit_order(
+    pass: &FramePass,
+    args: &[ArrayRef],
+    mask: Option<&BooleanArray>,
+) -> Result<(Vec<ArrayRef>, Option<BooleanArray>), String> {
+    let args = args
+        .iter()
+        .map(|a| pass.in_visit_order(a))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(reordering)?;
+    let mask = mask
+        .map(|m| {
+            let m: ArrayRef = Arc::new(m.clone());
+            pass.in_visit_order(&m).map(|m| m.as_boolean().clone())
+        })
+        .transpose()
+        .map_err(reordering)?;
+    Ok((args, mask))
+}
+
+/// The error of putting a batch's rows into or out of visiting order.
+fn reordering(e: arrow_schema::ArrowError) -> String {
+    format!("reordering a batch's rows by key: {e}")
 }
 
 /// Each row's frame row count as `count(*)` gives it: NULL for a late row,
