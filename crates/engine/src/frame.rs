@@ -125,6 +125,18 @@ impl FramePass {
         }
     }
 
+    /// When the batch row `row` is visited.
+    pub fn visit_index(&self, row: usize) -> usize {
+        match self.grouped {
+            true => self
+                .positions
+                .values()
+                .get(row)
+                .map_or(row, |&i| i as usize),
+            false => row,
+        }
+    }
+
     /// `array`, one value per batch row, in visiting order.
     pub fn in_visit_order(&self, array: &ArrayRef) -> Result<ArrayRef, ArrowError> {
         if !self.grouped {

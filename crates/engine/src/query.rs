@@ -385,12 +385,18 @@ impl CompiledQuery {
         }
         let mut results: Vec<Option<(ArrayRef, usize, Option<String>)>> =
             (0..self.aggregates.len()).map(|_| None).collect();
+        let mut visited: Vec<VisitedArgs> = self
+            .windows
+            .iter()
+            .map(|_| VisitedArgs::default())
+            .collect();
         for g in &mut self.groups {
             let w = &self.windows[g.window];
             let mut member_args = Vec::with_capacity(g.members.len());
             let mut member_masks = Vec::with_capacity(g.members.len());
             for &i in &g.members {
-                let (args, mask) = in_visit_order(&w.pass, &args[i], masks[i].as_ref())?;
+                let visited = &mut visited[g.window];
+                let (args, mask) = visited.of(&w.pass, &args[i], masks[i].as_ref())?;
                 member_args.push(args);
                 member_masks.push(mask);
             }
@@ -415,10 +421,9 @@ impl CompiledQuery {
         {
             let w = &self.windows[a.window];
             if a.counts_frame {
-                let counts = w.pass.in_batch_order(frame_counts(&w.pass));
-                *result = Some((counts.map_err(reordering)?, 0, None));
+                *result = Some((frame_counts(&w.pass), 0, None));
             } else if let Some(operator) = &mut a.operator {
-                let (args, mask) = in_visit_order(&w.pass, args, mask.as_ref())?;
+                let (args, mask) = visited[a.window].of(&w.pass, args, mask.as_ref())?;
                 let (array, failed, error) = operator.process(
                     &args,
                     mask.as_ref(),
@@ -486,25 +491,46 @@ impl CompiledQuery {
     }
 }
 
-/// An aggregate's arguments and `FILTER` mask in `pass`'s visiting order.
-fn in_visit_order(
-    pass: &FramePass,
-    args: &[ArrayRef],
-    mask: Option<&BooleanArray>,
-) -> Result<(Vec<ArrayRef>, Option<BooleanArray>), String> {
-    let args = args
-        .iter()
-        .map(|a| pass.in_visit_order(a))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(reordering)?;
-    let mask = mask
-        .map(|m| {
-            let m: ArrayRef = Arc::new(m.clone());
-            pass.in_visit_order(&m).map(|m| m.as_boolean().clone())
-        })
-        .transpose()
-        .map_err(reordering)?;
-    Ok((args, mask))
+/// Aggregates' arguments put into a window's visiting order (see
+/// [`FramePass`]), each array once however many aggregates read it (as in
+/// `max(v), avg(v)`).
+#[derive(Default)]
+struct VisitedArgs {
+    /// Arrays in batch order, and in visiting order.
+    done: Vec<(ArrayRef, ArrayRef)>,
+}
+
+impl VisitedArgs {
+    /// `array` in `pass`'s visiting order.
+    fn array(&mut self, pass: &FramePass, array: &ArrayRef) -> Result<ArrayRef, String> {
+        if let Some((_, visited)) = self.done.iter().find(|(a, _)| Arc::ptr_eq(a, array)) {
+            return Ok(Arc::clone(visited));
+        }
+        let visited = pass.in_visit_order(array).map_err(reordering)?;
+        self.done.push((Arc::clone(array), Arc::clone(&visited)));
+        Ok(visited)
+    }
+
+    /// An aggregate's arguments and `FILTER` mask in `pass`'s visiting order.
+    fn of(
+        &mut self,
+        pass: &FramePass,
+        args: &[ArrayRef],
+        mask: Option<&BooleanArray>,
+    ) -> Result<(Vec<ArrayRef>, Option<BooleanArray>), String> {
+        let args = args
+            .iter()
+            .map(|a| self.array(pass, a))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mask = mask
+            .map(|m| {
+                let m: ArrayRef = Arc::new(m.clone());
+                pass.in_visit_order(&m).map(|m| m.as_boolean().clone())
+            })
+            .transpose()
+            .map_err(reordering)?;
+        Ok((args, mask))
+    }
 }
 
 /// The error of putting a batch's rows into or out of visiting order.
@@ -515,9 +541,10 @@ fn reordering(e: arrow_schema::ArrowError) -> String {
 /// Each row's frame row count as `count(*)` gives it: NULL for a late row,
 /// which joins no RANGE window.
 fn frame_counts(pass: &FramePass) -> ArrayRef {
-    let counts = pass.lengths.iter().zip(&pass.late).map(|(&n, &late)| {
+    let counts = (0..pass.lengths.len()).map(|row| {
+        let i = pass.visit_index(row);
         // A window never holds more rows than fit in memory.
-        (!late).then_some(n as i64)
+        (!pass.late[i]).then_some(pass.lengths[i] as i64)
     });
     Arc::new(counts.collect::<arrow_array::Int64Array>())
 }
