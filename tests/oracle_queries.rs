@@ -347,7 +347,7 @@ proptest! {
     #[test]
     fn rows_visited_by_key_give_what_rows_in_batch_order_give(
         rows in many_keyed_rows(),
-        picks in prop::collection::vec(prop::sample::select(SHARED_FUNCTIONS), 1..4),
+        picks in prop::collection::vec(prop::sample::select(SHARED_FUNCTIONS), 2..5),
         frame in frame(),
         filtered in any::<bool>(),
         algorithm in prop::sample::select(WindowAlgorithm::ALL.iter().map(|(_, a)| *a).collect::<Vec<_>>()),

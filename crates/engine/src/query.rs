@@ -35,6 +35,8 @@ struct CompiledWindow {
     frame: FrameState,
     key_ids: Vec<u32>,
     pass: FramePass,
+    /// This batch's arguments in the pass's visiting order.
+    visited: VisitedArgs,
 }
 
 struct CompiledAggregate {
@@ -136,7 +138,12 @@ impl CompiledQuery {
                     plan.aggregates
                         .iter()
                         .any(|a| a.window == index && counts_frame_rows(a)),
+                    plan.aggregates
+                        .iter()
+                        .filter(|a| a.window == index && !counts_frame_rows(a))
+                        .count(),
                 ),
+                visited: VisitedArgs::default(),
             });
         }
         let groups = Self::shared_groups(plan, algorithm);
@@ -375,6 +382,7 @@ impl CompiledQuery {
 
         for (w, (keys, times)) in self.windows.iter_mut().zip(&window_inputs) {
             w.key_map.assign(keys, rows, &mut w.key_ids)?;
+            w.visited.done.clear();
             w.frame.advance(
                 &w.key_ids,
                 w.key_map.key_count(),
@@ -385,18 +393,12 @@ impl CompiledQuery {
         }
         let mut results: Vec<Option<(ArrayRef, usize, Option<String>)>> =
             (0..self.aggregates.len()).map(|_| None).collect();
-        let mut visited: Vec<VisitedArgs> = self
-            .windows
-            .iter()
-            .map(|_| VisitedArgs::default())
-            .collect();
         for g in &mut self.groups {
-            let w = &self.windows[g.window];
+            let w = &mut self.windows[g.window];
             let mut member_args = Vec::with_capacity(g.members.len());
             let mut member_masks = Vec::with_capacity(g.members.len());
             for &i in &g.members {
-                let visited = &mut visited[g.window];
-                let (args, mask) = visited.of(&w.pass, &args[i], masks[i].as_ref())?;
+                let (args, mask) = w.visited.of(&w.pass, &args[i], masks[i].as_ref())?;
                 member_args.push(args);
                 member_masks.push(mask);
             }
@@ -419,18 +421,19 @@ impl CompiledQuery {
             .zip(&masks)
             .zip(&mut results)
         {
-            let w = &self.windows[a.window];
+            let w = &mut self.windows[a.window];
             if a.counts_frame {
                 *result = Some((frame_counts(&w.pass), 0, None));
             } else if let Some(operator) = &mut a.operator {
-                let (args, mask) = visited[a.window].of(&w.pass, args, mask.as_ref())?;
-                let (array, failed, error) = operator.process(
-                    &args,
-                    mask.as_ref(),
-                    &w.pass.keys,
-                    w.key_map.key_count(),
-                    &w.pass,
-                );
+                let reordered;
+                let (args, mask) = if w.pass.is_grouped() {
+                    reordered = w.visited.of(&w.pass, args, mask.as_ref())?;
+                    (&reordered.0[..], reordered.1.as_ref())
+                } else {
+                    (&args[..], mask.as_ref())
+                };
+                let (array, failed, error) =
+                    operator.process(args, mask, &w.pass.keys, w.key_map.key_count(), &w.pass);
                 let array = w.pass.in_batch_order(array).map_err(reordering)?;
                 *result = Some((array, failed, error));
             }
@@ -518,6 +521,9 @@ impl VisitedArgs {
         args: &[ArrayRef],
         mask: Option<&BooleanArray>,
     ) -> Result<(Vec<ArrayRef>, Option<BooleanArray>), String> {
+        if !pass.is_grouped() {
+            return Ok((args.to_vec(), mask.cloned()));
+        }
         let args = args
             .iter()
             .map(|a| self.array(pass, a))
@@ -541,12 +547,19 @@ fn reordering(e: arrow_schema::ArrowError) -> String {
 /// Each row's frame row count as `count(*)` gives it: NULL for a late row,
 /// which joins no RANGE window.
 fn frame_counts(pass: &FramePass) -> ArrayRef {
-    let counts = (0..pass.lengths.len()).map(|row| {
-        let i = pass.visit_index(row);
-        // A window never holds more rows than fit in memory.
-        (!pass.late[i]).then_some(pass.lengths[i] as i64)
-    });
-    Arc::new(counts.collect::<arrow_array::Int64Array>())
+    // A window never holds more rows than fit in memory.
+    let count = |i: usize| (!pass.late[i]).then_some(pass.lengths[i] as i64);
+    let counts: arrow_array::Int64Array = if pass.is_grouped() {
+        (0..pass.lengths.len())
+            .map(|row| count(pass.visit_index(row)))
+            .collect()
+    } else {
+        let in_order = pass.lengths.iter().zip(&pass.late);
+        in_order
+            .map(|(&n, &late)| (!late).then_some(n as i64))
+            .collect()
+    };
+    Arc::new(counts)
 }
 
 /// `array` as `to`, without copying when it already is (`arrow_cast::cast`
