@@ -33,8 +33,8 @@ use crate::session::{Session, SessionError};
 
 /// mimalloc rather than glibc's malloc: a batch's Arrow buffers are
 /// allocated on one thread (reader, windows) and freed on another (windows,
-/// output). On a 2M-row replay glibc took 9,000 page faults against
-/// mimalloc's 1,000, and the process 12 % more CPU time.
+/// output), which glibc's per-thread arenas handle slowly. A 2M-row replay
+/// of `max(v) OVER (ROWS 999 PRECEDING)` took 9 % less CPU and wall time.
 ///
 /// Built without transparent huge pages (`no_thp`): with them, a replay
 /// started right after another memory-hungry process (DuckDB on the same
