@@ -127,17 +127,16 @@ fn expected(
     out
 }
 
-fn rows() -> impl Strategy<Value = Vec<Row>> {
-    let key = prop_oneof![
-        Just(None),
-        Just(Some("a")),
-        Just(Some("b")),
-        Just(Some("c"))
-    ];
+/// Rows from `keys`, with values mostly present and time mostly rising by
+/// up to `max_step` (ties included) but sometimes stepping back (late rows).
+fn timed_rows(
+    keys: impl Strategy<Value = Option<&'static str>>,
+    max_step: i64,
+    rows: std::ops::Range<usize>,
+) -> impl Strategy<Value = Vec<Row>> {
     let v = prop_oneof![1 => Just(None), 6 => (-20i32..20).prop_map(|x| Some(x as f64 * 0.5))];
-    // Mostly increasing time with ties; sometimes a step back (late rows).
-    let step = prop_oneof![8 => 0i64..7, 1 => -5i64..0];
-    prop::collection::vec((step, key, v), 0..120).prop_map(|steps| {
+    let step = prop_oneof![8 => 0..max_step, 1 => -5i64..0];
+    prop::collection::vec((step, keys, v), rows).prop_map(|steps| {
         let mut t = 1_000i64;
         steps
             .into_iter()
@@ -147,6 +146,16 @@ fn rows() -> impl Strategy<Value = Vec<Row>> {
             })
             .collect()
     })
+}
+
+fn rows() -> impl Strategy<Value = Vec<Row>> {
+    let key = prop_oneof![
+        Just(None),
+        Just(Some("a")),
+        Just(Some("b")),
+        Just(Some("c"))
+    ];
+    timed_rows(key, 7, 0..120)
 }
 
 fn frame() -> impl Strategy<Value = FrameSpec> {
@@ -323,18 +332,7 @@ fn many_keyed_rows() -> impl Strategy<Value = Vec<Row>> {
             1 => Just(None),
             20 => (0..keys).prop_map(|k| Some(MANY_KEYS[k])),
         ];
-        let v = prop_oneof![1 => Just(None), 6 => (-20i32..20).prop_map(|x| Some(x as f64 * 0.5))];
-        let step = prop_oneof![8 => 0i64..4, 1 => -5i64..0];
-        prop::collection::vec((step, key, v), 256..600).prop_map(|steps| {
-            let mut t = 1_000i64;
-            steps
-                .into_iter()
-                .map(|(step, key, v)| {
-                    t += step;
-                    (t, key, v)
-                })
-                .collect()
-        })
+        timed_rows(key, 4, 256..600)
     })
 }
 

@@ -547,19 +547,12 @@ fn reordering(e: arrow_schema::ArrowError) -> String {
 /// Each row's frame row count as `count(*)` gives it: NULL for a late row,
 /// which joins no RANGE window.
 fn frame_counts(pass: &FramePass) -> ArrayRef {
-    // A window never holds more rows than fit in memory.
-    let count = |i: usize| (!pass.late[i]).then_some(pass.lengths[i] as i64);
-    let counts: arrow_array::Int64Array = if pass.is_grouped() {
-        (0..pass.lengths.len())
-            .map(|row| count(pass.visit_index(row)))
-            .collect()
-    } else {
-        let in_order = pass.lengths.iter().zip(&pass.late);
-        in_order
-            .map(|(&n, &late)| (!late).then_some(n as i64))
-            .collect()
-    };
-    Arc::new(counts)
+    let counts = (0..pass.lengths.len()).map(|row| {
+        let i = pass.visit_index(row);
+        // A window never holds more rows than fit in memory.
+        (!pass.late[i]).then_some(pass.lengths[i] as i64)
+    });
+    Arc::new(counts.collect::<arrow_array::Int64Array>())
 }
 
 /// `array` as `to`, without copying when it already is (`arrow_cast::cast`
