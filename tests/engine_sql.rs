@@ -1452,3 +1452,67 @@ fn a_panicking_aggregate_stops_its_query_and_spares_the_others() {
         assert_eq!(ints(&sturdy.recv().unwrap(), "c"), vec![Some(expected)]);
     }
 }
+
+/// A batch with a few rows per key, under two windowed aggregates, is
+/// visited key by key; results and failures still name rows in batch order.
+#[test]
+fn rows_visited_by_key_keep_batch_order_in_results_and_failures() {
+    let engine = Engine::new();
+    engine
+        .execute("CREATE STREAM g (ts BIGINT, k VARCHAR, x BIGINT)")
+        .unwrap();
+    let q = engine
+        .query(
+            "SELECT ts, sum(x) OVER w AS s, max(x) OVER w AS m FROM g GROUP BY k \
+             WINDOW w AS (ROWS 999 PRECEDING)",
+        )
+        .unwrap();
+    let rows = 512i64;
+    let x: Vec<i64> = (0..rows)
+        .map(|r| if r == 300 { i64::MAX } else { 1 })
+        .collect();
+    let b = RecordBatch::try_new(
+        q_schema(),
+        vec![
+            Arc::new(Int64Array::from((0..rows).collect::<Vec<_>>())),
+            Arc::new(StringArray::from(
+                (0..rows)
+                    .map(|r| format!("k{}", r % 32))
+                    .collect::<Vec<_>>(),
+            )),
+            Arc::new(Int64Array::from(x)),
+        ],
+    )
+    .unwrap();
+    engine.stream("g").unwrap().push(b).unwrap();
+    let out = q.recv().unwrap();
+    assert_eq!(ints(&out, "ts"), (0..rows).map(Some).collect::<Vec<_>>());
+    // Key r % 32 has seen r / 32 + 1 rows of 1; key 12 overflows from row 300.
+    let want: Vec<Option<i64>> = (0..rows)
+        .map(|r| (r % 32 != 12 || r < 300).then_some(r / 32 + 1))
+        .collect();
+    assert_eq!(ints(&out, "s"), want);
+    let want_max: Vec<Option<i64>> = (0..rows)
+        .map(|r| {
+            Some(if r % 32 == 12 && r >= 300 {
+                i64::MAX
+            } else {
+                1
+            })
+        })
+        .collect();
+    assert_eq!(ints(&out, "m"), want_max);
+    let stats = engine.stats();
+    let query = &stats.queries[0];
+    assert_eq!(query.failed_results, 7, "{query:?}");
+    let error = query.last_error.as_deref().unwrap_or("");
+    assert!(error.contains("row 300"), "{error}");
+
+    fn q_schema() -> Arc<Schema> {
+        Arc::new(Schema::new(vec![
+            Field::new("ts", DataType::Int64, true),
+            Field::new("k", DataType::Utf8, true),
+            Field::new("x", DataType::Int64, true),
+        ]))
+    }
+}
