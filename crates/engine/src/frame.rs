@@ -35,9 +35,9 @@ const GROUP_MIN_KEYS: usize = 16;
 /// few rows in a batch on average, the windows visit the rows grouped by
 /// key (a stable counting sort), so that a key's window serves several rows
 /// in a row while its cache lines are at hand, instead of one row every few
-/// hundred. The operators then see the batch in that
-/// order: the arguments through [`FramePass::in_visit_order`], the keys as
-/// [`FramePass::keys`]; their results go back into batch order through
+/// hundred. The operators then see the batch in that order: the arguments
+/// through [`FramePass::in_visit_order`], the keys as [`FramePass::keys`];
+/// their results go back into batch order through
 /// [`FramePass::in_batch_order`]. Keeping each key's rows in batch order is
 /// all the windows' semantics need, as keys are independent.
 pub struct FramePass {
