@@ -4,12 +4,12 @@
 //! arrow-csv formats every cell through a dynamically dispatched formatter
 //! into a scratch string and then copies it through the `csv` crate's
 //! quoting writer. Results are mostly integers, floats and short strings, so
-//! those are written straight into the output buffer here (itoa, and zmij
-//! for floats: the same shortest round-trip digits as arrow's ryu, faster;
-//! timestamps digit by digit from chrono's calendar, without re-parsing a
-//! strftime format per value as arrow's display does); any other type goes
-//! through arrow's own `ArrayFormatter`, so every type arrow can print still
-//! prints the same.
+//! those are written straight into the output buffer here (integers by
+//! [`crate::decimal`]; floats by zmij, the same shortest round-trip digits
+//! as arrow's ryu, faster; timestamps digit by digit from chrono's calendar,
+//! without re-parsing a strftime format per value as arrow's display does);
+//! any other type goes through arrow's own `ArrayFormatter`, so every type
+//! arrow can print still prints the same.
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -23,6 +23,8 @@ use arrow_array::{
 };
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::{ArrowError, DataType, TimeUnit};
+
+use crate::decimal::{write_i64, write_u64};
 
 /// How timestamps print: ISO 8601 with milliseconds, sliq's event-time unit.
 pub const TIMESTAMP_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.3f";
@@ -105,9 +107,6 @@ impl<'a> Column<'a> {
 
     /// Appends row `row`'s cell (not null) to `out`.
     fn write(&self, row: usize, out: &mut Vec<u8>, scratch: &mut String) -> Result<(), ArrowError> {
-        fn int(out: &mut Vec<u8>, value: impl itoa::Integer) {
-            out.extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
-        }
         fn float(out: &mut Vec<u8>, value: impl zmij::Float + Into<f64>) {
             let large = value.into().abs() >= 1e7;
             let mut buffer = zmij::Buffer::new();
@@ -129,14 +128,14 @@ impl<'a> Column<'a> {
             }
         }
         match self {
-            Column::Int8(a) => int(out, a.value(row)),
-            Column::Int16(a) => int(out, a.value(row)),
-            Column::Int32(a) => int(out, a.value(row)),
-            Column::Int64(a) => int(out, a.value(row)),
-            Column::UInt8(a) => int(out, a.value(row)),
-            Column::UInt16(a) => int(out, a.value(row)),
-            Column::UInt32(a) => int(out, a.value(row)),
-            Column::UInt64(a) => int(out, a.value(row)),
+            Column::Int8(a) => write_i64(out, a.value(row).into()),
+            Column::Int16(a) => write_i64(out, a.value(row).into()),
+            Column::Int32(a) => write_i64(out, a.value(row).into()),
+            Column::Int64(a) => write_i64(out, a.value(row)),
+            Column::UInt8(a) => write_u64(out, a.value(row).into()),
+            Column::UInt16(a) => write_u64(out, a.value(row).into()),
+            Column::UInt32(a) => write_u64(out, a.value(row).into()),
+            Column::UInt64(a) => write_u64(out, a.value(row)),
             Column::Float32(a) => float(out, a.value(row)),
             Column::Float64(a) => float(out, a.value(row)),
             Column::Boolean(a) => {

@@ -12,6 +12,7 @@
 
 mod console;
 mod csv_encode;
+mod decimal;
 mod generator;
 mod json_floats;
 mod output;
