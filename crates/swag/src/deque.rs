@@ -528,12 +528,20 @@ impl<T> ChunkedDeque<T> {
     #[inline]
     fn ensure_tail(&mut self) {
         if self.tail.is_null() {
-            let block = self.take_block(self.first_block as usize);
-            // SAFETY: `block` is a fresh, exclusively owned block.
-            unsafe { Block::place_at(block, self.end) };
-            self.head = block;
-            self.tail = block;
+            self.link_first_block();
         }
+    }
+
+    /// The first block, once per deque: out of line, so that the pushes of
+    /// a window that slides carry no allocation code.
+    #[cold]
+    #[inline(never)]
+    fn link_first_block(&mut self) {
+        let block = self.take_block(self.first_block as usize);
+        // SAFETY: `block` is a fresh, exclusively owned block.
+        unsafe { Block::place_at(block, self.end) };
+        self.head = block;
+        self.tail = block;
     }
 
     /// Counts the slot at `end` (just written) in, linking a block when that
