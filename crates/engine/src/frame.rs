@@ -312,7 +312,7 @@ impl FrameState {
                     // Keys' deques lie apart: start fetching those of the
                     // rows a few ahead (struct, then its ends).
                     if let Some(&ahead) = visit_keys.get(i + PREFETCH_STRUCT) {
-                        sliq_swag::prefetch(held.as_ptr().wrapping_add(ahead as usize));
+                        sliq_swag::prefetch_value(held.as_ptr().wrapping_add(ahead as usize));
                     }
                     if let Some(&ahead) = visit_keys.get(i + PREFETCH_SLOTS) {
                         held[ahead as usize].prefetch_ends();

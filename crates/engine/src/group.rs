@@ -55,16 +55,6 @@ enum Op {
     Null,
 }
 
-/// Starts fetching every cache line of the record at `record`.
-#[inline]
-fn prefetch_record<T>(record: *const T) {
-    let mut line = 0;
-    while line < std::mem::size_of::<T>() {
-        sliq_swag::prefetch(record.cast::<u8>().wrapping_add(line));
-        line += 64;
-    }
-}
-
 /// The shape pass's recorder.
 #[derive(Default)]
 struct Tape {
@@ -82,8 +72,8 @@ impl<T> ValueOps<T> for Tape {
     fn combine(&mut self, acc: *mut T, src: *const T) {
         // The replays will read both: start fetching them now, so that the
         // misses overlap with the rest of the shape pass.
-        prefetch_record(acc);
-        prefetch_record(src);
+        sliq_swag::prefetch_value(acc);
+        sliq_swag::prefetch_value(src);
         self.ops.push(Op::Combine(acc.cast(), src.cast()));
     }
     fn reset(&mut self, dst: *mut T) {
@@ -97,7 +87,7 @@ impl<T> ValueOps<T> for Tape {
     }
     fn query(&mut self, front: Option<*const T>, back: *const T) {
         if let Some(front) = front {
-            prefetch_record(front);
+            sliq_swag::prefetch_value(front);
         }
         let front = front.map_or(ptr::null(), |f| f.cast());
         self.ops.push(Op::Query(front, back.cast(), self.row));

@@ -134,7 +134,7 @@ impl<A: Aggregate, W: FifoAggregator<A> + Send> AggregateOperator for WindowOper
             // ones a few rows ahead in two stages (window struct, then its
             // blocks, then its slots) so their cache misses overlap.
             if let Some(&ahead) = key_ids.get(row + PREFETCH_STRUCT) {
-                sliq_swag::prefetch(self.windows.as_ptr().wrapping_add(ahead as usize));
+                sliq_swag::prefetch_value(self.windows.as_ptr().wrapping_add(ahead as usize));
             }
             if let Some(&ahead) = key_ids.get(row + PREFETCH_BLOCKS) {
                 self.windows[ahead as usize].prefetch_blocks();

@@ -162,6 +162,22 @@ pub trait FifoAggregator<M: Monoid> {
     fn prefetch_slots(&self) {}
 }
 
+/// Asks the CPU to bring every cache line of the value at `p` closer: all
+/// the lines it spans where it lies, which for a value not aligned to a line
+/// is one more than its size alone needs. Never faults, like [`prefetch`].
+#[inline(always)]
+pub fn prefetch_value<T>(p: *const T) {
+    const LINE: usize = 64;
+    let start = p.cast::<u8>();
+    let skew = start.addr() % LINE;
+    let first_line = start.wrapping_sub(skew);
+    let mut offset = 0;
+    while offset < skew + std::mem::size_of::<T>().max(1) {
+        prefetch(first_line.wrapping_add(offset));
+        offset += LINE;
+    }
+}
+
 /// Asks the CPU to bring the cache line at `p` closer. Never faults, whatever
 /// `p` points to; a no-op on targets without a prefetch instruction.
 #[inline(always)]
