@@ -123,8 +123,16 @@ impl<M: Monoid> FifoAggregator<M> for Daba<M> {
             Some(pi_b) => self.monoid.combine(pi_b, &v),
             None => v.clone(),
         };
+        let first = self.deque.is_empty();
         self.deque.push_back(Entry { val: v, agg });
-        self.fixup();
+        if first {
+            // The value is its own front aggregate; the pointers taken before
+            // the deque had a block are not cursors into it yet.
+            self.p = Pointers::at_end(&self.deque);
+            self.p.debug_check(&self.deque);
+        } else {
+            self.fixup();
+        }
     }
 
     /// **Worst-case O(1)**, at most 3 ⊗.

@@ -195,6 +195,56 @@ impl<T> Block<T> {
         }
     }
 
+    /// Bytes from one slot to the next: the element's size, and 1 for a
+    /// zero-sized element, so that the slots of a block still have distinct
+    /// addresses for cursors to compare (they are never read through).
+    const STRIDE: usize = if mem::size_of::<T>() == 0 {
+        1
+    } else {
+        mem::size_of::<T>()
+    };
+
+    /// Where the block's slots begin: an address computation, nothing is
+    /// read.
+    #[inline(always)]
+    fn base(block: *mut Block<T>) -> *mut MaybeUninit<T> {
+        block
+            .cast::<u8>()
+            .wrapping_add(Self::HEADER_BYTES)
+            .cast::<MaybeUninit<T>>()
+    }
+
+    /// The cursor slot of absolute position `pos` (see [`Cursor`]).
+    ///
+    /// # Safety
+    /// `block` is a live block and `start <= pos <= start + cap`.
+    #[inline]
+    unsafe fn cursor_slot(block: *mut Block<T>, pos: usize) -> *mut MaybeUninit<T> {
+        // SAFETY: the header is readable by the caller's contract.
+        let index = pos - unsafe { (*block).start };
+        Self::base(block).wrapping_byte_add(index * Self::STRIDE)
+    }
+
+    /// One past the block's last cursor slot.
+    ///
+    /// # Safety
+    /// `block` is a live block.
+    #[inline(always)]
+    unsafe fn cursor_limit(block: *mut Block<T>) -> *mut MaybeUninit<T> {
+        // SAFETY: the header is readable by the caller's contract.
+        Self::base(block).wrapping_byte_add(unsafe { (*block).cap } * Self::STRIDE)
+    }
+
+    /// The absolute position of the cursor slot `slot` of `block`.
+    ///
+    /// # Safety
+    /// `block` is a live block and `slot` one of its cursor slots.
+    #[inline]
+    unsafe fn cursor_pos(block: *mut Block<T>, slot: *mut MaybeUninit<T>) -> usize {
+        // SAFETY: the header is readable by the caller's contract.
+        unsafe { (*block).start + (slot.addr() - Self::base(block).addr()) / Self::STRIDE }
+    }
+
     /// Prefetches the element at absolute position `pos` as if the block's
     /// slots began at position `start`: the line holding it, or every line
     /// of a large one. Only an address is computed (wrapping), nothing is
@@ -307,18 +357,28 @@ impl<T> Block<T> {
     }
 }
 
-/// A position in a [`ChunkedDeque`] together with the block that holds it.
+/// A position in a [`ChunkedDeque`]: the address of its slot, and the block
+/// that holds it.
+///
+/// Reading, writing and comparing cursors touch no block header, and a
+/// step reads one only to find its block's end (forward) or when it leaves
+/// its block (backward): a window's cursors are used every operation, and
+/// a header is one more cache line of each window per row in the engine.
 ///
 /// Invariant (upheld by the deque's methods, checked by `debug_assert!`):
 /// a cursor handed to the deque has `front <= pos <= end`, and `block` is the
-/// block whose slot range contains `pos`. Cursors are plain values: copying one
-/// is free, and moving the deque's front or back does not update them, so the
-/// owner must not use a cursor that the front has passed or that a
-/// `pop_back` has cut off. The aggregators of this crate guarantee it by their
-/// pointer-order invariants (`F ≤ L ≤ R ≤ A ≤ B ≤ E`).
+/// block whose slot range contains `pos`. Live positions have distinct
+/// slots, so cursors compare by slot (and block, for zero-sized elements,
+/// whose slots are numbered, not addressed). Cursors are plain values:
+/// copying one is free, and moving the deque's front or back does not update
+/// them, so the owner must not use a cursor that the front has passed or
+/// that a `pop_back` has cut off. The aggregators of this crate guarantee it
+/// by their pointer-order invariants (`F ≤ L ≤ R ≤ A ≤ B ≤ E`). A deque that
+/// never allocated a block hands out cursors with null pointers, which may
+/// only be compared.
 pub(crate) struct Cursor<T> {
     block: *mut Block<T>,
-    pos: usize,
+    slot: *mut MaybeUninit<T>,
 }
 
 // SAFETY: a cursor is a position inside a deque that its owner also owns;
@@ -337,8 +397,9 @@ impl<T> Clone for Cursor<T> {
 impl<T> Copy for Cursor<T> {}
 
 impl<T> PartialEq for Cursor<T> {
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
-        self.pos == other.pos
+        self.slot == other.slot && (mem::size_of::<T>() != 0 || self.block == other.block)
     }
 }
 
@@ -346,15 +407,45 @@ impl<T> Eq for Cursor<T> {}
 
 impl<T> fmt::Debug for Cursor<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "@{}", self.pos)
+        write!(f, "@{}", self.pos())
     }
 }
 
 impl<T> Cursor<T> {
-    /// The absolute position this cursor points at.
+    /// A cursor at `pos`, which `block` (live, or null for a deque without
+    /// blocks) holds.
+    ///
+    /// # Safety
+    /// As for [`Block::cursor_slot`], unless `block` is null.
     #[inline]
+    unsafe fn at(block: *mut Block<T>, pos: usize) -> Self {
+        let slot = match block.is_null() {
+            true => ptr::null_mut(),
+            // SAFETY: by the caller's contract.
+            false => unsafe { Block::cursor_slot(block, pos) },
+        };
+        Cursor { block, slot }
+    }
+
+    /// The absolute position this cursor points at (reads its block's
+    /// header: for checks and rebuilding, not for hot paths).
     pub(crate) fn pos(&self) -> usize {
-        self.pos
+        if self.block.is_null() {
+            return 0;
+        }
+        // SAFETY: a cursor's block is live (cursor invariant) and its slot
+        // one of the block's.
+        unsafe { Block::cursor_pos(self.block, self.slot) }
+    }
+
+    /// The element's address (a dangling, aligned one for zero-sized
+    /// elements, whose cursor slots are not addresses).
+    #[inline(always)]
+    fn element(&self) -> *mut MaybeUninit<T> {
+        match mem::size_of::<T>() {
+            0 => ptr::NonNull::dangling().as_ptr(),
+            _ => self.slot,
+        }
     }
 }
 
@@ -693,6 +784,7 @@ impl<T> ChunkedDeque<T> {
         Iter {
             deque: self,
             cursor: self.cursor_front(),
+            left: self.len(),
         }
     }
 
@@ -738,41 +830,29 @@ impl<T> ChunkedDeque<T> {
         crate::prefetch(c.block);
     }
 
-    /// Prefetches the slot `offset` positions from `c` (reads `c`'s block
-    /// header, which should be cached by then). The address is computed in
-    /// `c`'s block, so past its ends it points at unrelated memory and the
-    /// prefetch is merely wasted: prefetching never faults.
+    /// Prefetches the slot `offset` positions from `c` (reads nothing). The
+    /// address is computed in `c`'s block, so past its ends it points at
+    /// unrelated memory and the prefetch is merely wasted: prefetching never
+    /// faults.
     #[inline]
     pub(crate) fn prefetch_slot(&self, c: &Cursor<T>, offset: isize) {
-        if c.block.is_null() {
-            return;
-        }
-        // SAFETY: `c.block` is a live block of this deque (cursor invariant);
-        // the slot address is only computed (wrapping) and prefetched.
-        unsafe {
-            let base = ptr::addr_of!((*c.block).slots).cast::<MaybeUninit<T>>();
-            let index = c.pos.wrapping_sub((*c.block).start) as isize;
-            crate::prefetch(base.wrapping_offset(index.wrapping_add(offset)));
-        }
+        let stride = Block::<T>::STRIDE as isize;
+        crate::prefetch(c.slot.wrapping_byte_offset(offset.wrapping_mul(stride)));
     }
 
     /// A cursor at the front position (`F`). On a deque that never held an
     /// element the cursor has no block; it may only be compared.
     #[inline]
     pub(crate) fn cursor_front(&self) -> Cursor<T> {
-        Cursor {
-            block: self.head,
-            pos: self.front,
-        }
+        // SAFETY: `head` is null or a live block holding `front`.
+        unsafe { Cursor::at(self.head, self.front) }
     }
 
     /// A cursor at the end position (`E`, one past the back).
     #[inline]
     pub(crate) fn cursor_end(&self) -> Cursor<T> {
-        Cursor {
-            block: self.tail,
-            pos: self.end,
-        }
+        // SAFETY: `tail` is null or a live block holding `end`.
+        unsafe { Cursor::at(self.tail, self.end) }
     }
 
     /// A cursor at absolute position `pos` in `[front, end]`. **O(blocks)**:
@@ -780,13 +860,14 @@ impl<T> ChunkedDeque<T> {
     pub(crate) fn cursor_at(&self, pos: usize) -> Cursor<T> {
         debug_assert!(self.front <= pos && pos <= self.end);
         let mut block = self.head;
-        // SAFETY: walks linked, owned blocks; `pos <= end` lies in one of them.
+        // SAFETY: walks linked, owned blocks; `pos <= end` lies in one of
+        // them, which then holds it.
         unsafe {
             while !block.is_null() && pos >= (*block).limit {
                 block = (*block).next;
             }
+            Cursor::at(block, pos)
         }
-        Cursor { block, pos }
     }
 
     fn cursor_back(&self) -> Cursor<T> {
@@ -795,7 +876,7 @@ impl<T> ChunkedDeque<T> {
         c
     }
 
-    /// Moves `c` one position towards the back. Requires `c.pos < end`.
+    /// Moves `c` one position towards the back. Requires `c` before `end`.
     #[inline]
     pub(crate) fn step(&self, c: &mut Cursor<T>) {
         if self.prefetches_ahead() {
@@ -812,19 +893,27 @@ impl<T> ChunkedDeque<T> {
     pub(crate) fn step_in<const STREAMING: bool>(&self, c: &mut Cursor<T>) {
         debug_assert_eq!(STREAMING, self.prefetches_ahead());
         self.debug_check_cursor(c);
-        debug_assert!(c.pos < self.end, "stepping past the end");
-        c.pos += 1;
-        // SAFETY: `c.block` holds `c.pos - 1` (cursor invariant), so it is
-        // allocated; if `c.pos` is past it, the successor is linked because
-        // `c.pos <= end` and `end` lies in an allocated block.
+        debug_assert!(c.pos() < self.end, "stepping past the end");
+        let next = c.slot.wrapping_byte_add(Block::<T>::STRIDE);
+        // SAFETY: `c.block` holds the position before `next` (cursor
+        // invariant), so it is allocated; if `next` is past it, the successor
+        // is linked because `end` lies in an allocated block.
         unsafe {
-            if Block::moved_forward(c.block, c.pos, STREAMING) {
+            let left = if STREAMING {
+                Block::moved_forward(c.block, Block::cursor_pos(c.block, next), true)
+            } else {
+                next == Block::cursor_limit(c.block)
+            };
+            if left {
                 c.block = (*c.block).next;
+                c.slot = Block::base(c.block);
+            } else {
+                c.slot = next;
             }
         }
     }
 
-    /// Moves `c` one position towards the front. Requires `c.pos > front`.
+    /// Moves `c` one position towards the front. Requires `c` after `front`.
     #[inline]
     pub(crate) fn step_back(&self, c: &mut Cursor<T>) {
         if self.prefetches_ahead() {
@@ -840,41 +929,37 @@ impl<T> ChunkedDeque<T> {
     pub(crate) fn step_back_in<const STREAMING: bool>(&self, c: &mut Cursor<T>) {
         debug_assert_eq!(STREAMING, self.prefetches_ahead());
         self.debug_check_cursor(c);
-        debug_assert!(c.pos > self.front, "stepping before the front");
-        // SAFETY: `c.block` holds `c.pos` (cursor invariant); if `c.pos` is its
-        // first slot, `c.pos - 1 >= front` is in the linked predecessor.
+        debug_assert!(c.pos() > self.front, "stepping before the front");
+        // SAFETY: `c.block` holds `c` (cursor invariant); if `c` is its first
+        // slot, the position before it (at least `front`) is in the linked
+        // predecessor.
         unsafe {
-            let start = (*c.block).start;
-            if STREAMING {
-                if c.pos == start {
-                    c.block = (*c.block).prev;
-                }
-                c.pos -= 1;
-                Block::prefetch_stream_backward(c.block, c.pos);
-                return;
-            }
-            if c.pos == start {
+            if c.slot == Block::base(c.block) {
                 c.block = (*c.block).prev;
+                c.slot = Block::cursor_limit(c.block);
+            }
+            c.slot = c.slot.wrapping_byte_sub(Block::<T>::STRIDE);
+            if STREAMING {
+                Block::prefetch_stream_backward(c.block, Block::cursor_pos(c.block, c.slot));
             }
         }
-        c.pos -= 1;
     }
 
-    /// The element at `c`. Requires `front <= c.pos < end`.
+    /// The element at `c`. Requires `c` in `[front, end)`.
     #[inline]
     pub(crate) fn get(&self, c: &Cursor<T>) -> &T {
         self.debug_check_element(c);
-        // SAFETY: `c.block` holds `c.pos` and the slot is initialized because
-        // `c.pos` is in `[front, end)`; the borrow is tied to `&self`.
-        unsafe { (*Block::slot(c.block, c.pos)).assume_init_ref() }
+        // SAFETY: `c` is a slot of a live block, initialized because it is in
+        // `[front, end)`; the borrow is tied to `&self`.
+        unsafe { (*c.element()).assume_init_ref() }
     }
 
-    /// The element at `c`, mutably. Requires `front <= c.pos < end`.
+    /// The element at `c`, mutably. Requires `c` in `[front, end)`.
     #[inline]
     pub(crate) fn get_mut(&mut self, c: &Cursor<T>) -> &mut T {
         self.debug_check_element(c);
         // SAFETY: as in `get`; the borrow is tied to `&mut self`.
-        unsafe { (*Block::slot(c.block, c.pos)).assume_init_mut() }
+        unsafe { (*c.element()).assume_init_mut() }
     }
 
     /// The element at `target` mutably and the one at `source` shared.
@@ -883,12 +968,12 @@ impl<T> ChunkedDeque<T> {
     pub(crate) fn get_pair_mut(&mut self, target: &Cursor<T>, source: &Cursor<T>) -> (&mut T, &T) {
         self.debug_check_element(target);
         self.debug_check_element(source);
-        debug_assert_ne!(target.pos, source.pos, "aliasing cursors");
+        debug_assert!(target != source, "aliasing cursors");
         // SAFETY: both slots are initialized (as in `get`) and distinct, so the
         // two references do not alias; both borrows are tied to `&mut self`.
         unsafe {
-            let t = Block::slot(target.block, target.pos);
-            let s = Block::slot(source.block, source.pos);
+            let t = target.element();
+            let s = source.element();
             ((*t).assume_init_mut(), (*s).assume_init_ref())
         }
     }
@@ -972,19 +1057,27 @@ impl<T> ChunkedDeque<T> {
     }
 
     fn debug_check_cursor(&self, c: &Cursor<T>) {
+        if !cfg!(debug_assertions) {
+            return;
+        }
+        debug_assert!(!c.block.is_null(), "cursor without a block");
+        let pos = c.pos();
         debug_assert!(
-            self.front <= c.pos && c.pos <= self.end,
-            "cursor {} outside [{}, {}]",
-            c.pos,
+            self.front <= pos && pos <= self.end,
+            "cursor {pos} outside [{}, {}]",
             self.front,
             self.end
         );
-        debug_assert!(!c.block.is_null(), "cursor without a block");
+        // SAFETY: the cursor's block is live (cursor invariant).
+        debug_assert!(
+            c.slot != unsafe { Block::cursor_limit(c.block) },
+            "cursor at its block's end"
+        );
     }
 
     fn debug_check_element(&self, c: &Cursor<T>) {
         self.debug_check_cursor(c);
-        debug_assert!(c.pos < self.end, "cursor at the end has no element");
+        debug_assert!(c.pos() < self.end, "cursor at the end has no element");
     }
 }
 
@@ -1105,23 +1198,25 @@ impl<'a, T> IntoIterator for &'a ChunkedDeque<T> {
 pub struct Iter<'a, T> {
     deque: &'a ChunkedDeque<T>,
     cursor: Cursor<T>,
+    /// Elements not yet yielded.
+    left: usize,
 }
 
 impl<'a, T> Iterator for Iter<'a, T> {
     type Item = &'a T;
 
     fn next(&mut self) -> Option<&'a T> {
-        if self.cursor.pos == self.deque.end {
+        if self.left == 0 {
             return None;
         }
         let item = self.deque.get(&self.cursor);
         self.deque.step(&mut self.cursor);
+        self.left -= 1;
         Some(item)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.deque.end - self.cursor.pos;
-        (n, Some(n))
+        (self.left, Some(self.left))
     }
 }
 
