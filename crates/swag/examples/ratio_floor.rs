@@ -1,0 +1,488 @@
+//! How close DABA Lite can come to Two-Stacks Lite on this machine: the
+//! paper's static `sum` rounds (evict, insert, query, one sequentially
+//! consistent fence) over three storages, side by side.
+//!
+//! - `ring`: a fixed power-of-two ring, cursors are plain positions. No block
+//!   boundaries, so no storage can be cheaper: the algorithms' own floor.
+//! - `chunked`: a linked list of fixed 8 KiB blocks, cursors are slot
+//!   pointers, a step compares with its block's end computed without a load.
+//!   The cheapest chunked deque: sliq's adds block sizes that follow the
+//!   window, a header per block, streaming prefetch and worst-case bounds.
+//! - `sliq`: `DabaLite` and `TwoStacksLite` of this crate.
+//!
+//! DABA Lite steps four or five cursors per round where Two-Stacks Lite
+//! steps two; each step past a block end is a comparison and a branch a ring
+//! does not have. The `chunked` ratio is therefore about the smallest any
+//! chunked deque gives on this machine.
+//!
+//! `cargo run --release -p sliq-swag --example ratio_floor [-- WINDOW [BURSTS]]`
+
+use std::hint::black_box;
+use std::sync::atomic::{Ordering, fence};
+use std::time::Instant;
+
+use sliq_swag::{DabaLite, FifoAggregator, TwoStacksLite, monoids::Sum};
+
+/// Rounds per timed burst.
+const ROUNDS: u64 = 2_000_000;
+
+/// The storage operations the two algorithms need, over `u64` values.
+trait Storage {
+    type Cursor: Copy + PartialEq;
+    fn front(&self) -> Self::Cursor;
+    fn end(&self) -> Self::Cursor;
+    fn step(&self, c: &mut Self::Cursor);
+    fn step_back(&self, c: &mut Self::Cursor);
+    fn get(&self, c: Self::Cursor) -> u64;
+    fn add_to(&mut self, c: Self::Cursor, v: u64);
+    fn push_back(&mut self, v: u64);
+    fn pop_front(&mut self);
+}
+
+/// A ring of `RING` slots; positions grow forever and are masked.
+struct Ring {
+    slots: Box<[u64; RING]>,
+    front: usize,
+    end: usize,
+}
+
+const RING: usize = 1 << 16;
+
+impl Storage for Ring {
+    type Cursor = usize;
+    fn front(&self) -> usize {
+        self.front
+    }
+    fn end(&self) -> usize {
+        self.end
+    }
+    #[inline(always)]
+    fn step(&self, c: &mut usize) {
+        *c += 1;
+    }
+    #[inline(always)]
+    fn step_back(&self, c: &mut usize) {
+        *c -= 1;
+    }
+    #[inline(always)]
+    fn get(&self, c: usize) -> u64 {
+        self.slots[c & (RING - 1)]
+    }
+    #[inline(always)]
+    fn add_to(&mut self, c: usize, v: u64) {
+        let slot = &mut self.slots[c & (RING - 1)];
+        *slot = slot.wrapping_add(v);
+    }
+    #[inline(always)]
+    fn push_back(&mut self, v: u64) {
+        self.slots[self.end & (RING - 1)] = v;
+        self.end += 1;
+    }
+    #[inline(always)]
+    fn pop_front(&mut self) {
+        self.front += 1;
+    }
+}
+
+/// Slots per block of [`Chunked`].
+const BLOCK: usize = 1024;
+
+struct Block {
+    slots: [u64; BLOCK],
+    prev: *mut Block,
+    next: *mut Block,
+}
+
+/// A slot pointer and its block.
+#[derive(Clone, Copy)]
+struct SlotCursor {
+    slot: *mut u64,
+    block: *mut Block,
+}
+
+impl PartialEq for SlotCursor {
+    /// Live slots are distinct: the slot alone tells cursors apart.
+    fn eq(&self, other: &Self) -> bool {
+        self.slot == other.slot
+    }
+}
+
+/// Linked fixed-size blocks, one kept spare. Invariant: every cursor handed
+/// out points into a live block, at a slot or at the end of its last slot
+/// only for `end` while a push links the next block.
+struct Chunked {
+    front: SlotCursor,
+    end: SlotCursor,
+    spare: *mut Block,
+}
+
+impl Chunked {
+    fn new() -> Self {
+        let block = Self::block();
+        let at = SlotCursor {
+            slot: Self::first(block),
+            block,
+        };
+        Chunked {
+            front: at,
+            end: at,
+            spare: std::ptr::null_mut(),
+        }
+    }
+
+    fn block() -> *mut Block {
+        Box::into_raw(Box::new(Block {
+            slots: [0; BLOCK],
+            prev: std::ptr::null_mut(),
+            next: std::ptr::null_mut(),
+        }))
+    }
+
+    /// The first slot of `block` (no load: an address computation).
+    #[inline(always)]
+    fn first(block: *mut Block) -> *mut u64 {
+        // SAFETY: `block` is live; only the field's address is taken.
+        unsafe { std::ptr::addr_of_mut!((*block).slots).cast() }
+    }
+
+    /// One past the last slot of `block`.
+    #[inline(always)]
+    fn limit(block: *mut Block) -> *mut u64 {
+        Self::first(block).wrapping_add(BLOCK)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn link_after_end(&mut self) {
+        let block = match std::mem::replace(&mut self.spare, std::ptr::null_mut()) {
+            spare if !spare.is_null() => spare,
+            _ => Self::block(),
+        };
+        // SAFETY: both blocks are live and owned by this deque.
+        unsafe {
+            (*block).prev = self.end.block;
+            (*block).next = std::ptr::null_mut();
+            (*self.end.block).next = block;
+        }
+        self.end = SlotCursor {
+            slot: Self::first(block),
+            block,
+        };
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn unlink_front(&mut self) {
+        let drained = self.front.block;
+        // SAFETY: the front passed the end of its block, so `end` is in a
+        // later, linked block; the drained block is owned and unlinked.
+        unsafe {
+            let next = (*drained).next;
+            (*next).prev = std::ptr::null_mut();
+            if self.spare.is_null() {
+                self.spare = drained;
+            } else {
+                drop(Box::from_raw(drained));
+            }
+            self.front = SlotCursor {
+                slot: Self::first(next),
+                block: next,
+            };
+        }
+    }
+}
+
+impl Storage for Chunked {
+    type Cursor = SlotCursor;
+    fn front(&self) -> SlotCursor {
+        self.front
+    }
+    fn end(&self) -> SlotCursor {
+        self.end
+    }
+    #[inline(always)]
+    fn step(&self, c: &mut SlotCursor) {
+        c.slot = c.slot.wrapping_add(1);
+        if c.slot == Self::limit(c.block) {
+            // SAFETY: a cursor below `end` has a linked successor block.
+            c.block = unsafe { (*c.block).next };
+            c.slot = Self::first(c.block);
+        }
+    }
+    #[inline(always)]
+    fn step_back(&self, c: &mut SlotCursor) {
+        if c.slot == Self::first(c.block) {
+            // SAFETY: a cursor above `front` has a linked predecessor block.
+            c.block = unsafe { (*c.block).prev };
+            c.slot = Self::limit(c.block);
+        }
+        c.slot = c.slot.wrapping_sub(1);
+    }
+    #[inline(always)]
+    fn get(&self, c: SlotCursor) -> u64 {
+        // SAFETY: the algorithms read only slots in `[front, end)`.
+        unsafe { *c.slot }
+    }
+    #[inline(always)]
+    fn add_to(&mut self, c: SlotCursor, v: u64) {
+        // SAFETY: as in `get`.
+        unsafe { *c.slot = (*c.slot).wrapping_add(v) }
+    }
+    #[inline(always)]
+    fn push_back(&mut self, v: u64) {
+        // SAFETY: `end` is a slot of the tail block (invariant).
+        unsafe { *self.end.slot = v };
+        self.end.slot = self.end.slot.wrapping_add(1);
+        if self.end.slot == Self::limit(self.end.block) {
+            self.link_after_end();
+        }
+    }
+    #[inline(always)]
+    fn pop_front(&mut self) {
+        self.front.slot = self.front.slot.wrapping_add(1);
+        if self.front.slot == Self::limit(self.front.block) {
+            self.unlink_front();
+        }
+    }
+}
+
+impl Drop for Chunked {
+    fn drop(&mut self) {
+        let mut block = self.front.block;
+        while !block.is_null() {
+            // SAFETY: the linked blocks and the spare are owned and live.
+            let next = unsafe { (*block).next };
+            drop(unsafe { Box::from_raw(block) });
+            block = next;
+        }
+        if !self.spare.is_null() {
+            drop(unsafe { Box::from_raw(self.spare) });
+        }
+    }
+}
+
+/// DABA Lite for wrapping `u64` sums over `S` (see `sliq_swag::DabaLite`):
+/// `L = R` is tested as `L = A`, which the size invariant makes equivalent.
+struct Lite<S: Storage> {
+    storage: S,
+    l: S::Cursor,
+    a: S::Cursor,
+    b: S::Cursor,
+    agg_ra: u64,
+    agg_b: u64,
+}
+
+impl<S: Storage> Lite<S> {
+    fn new(mut storage: S, n: u64) -> Self {
+        storage.push_back(0);
+        let end = storage.end();
+        let mut w = Lite {
+            storage,
+            l: end,
+            a: end,
+            b: end,
+            agg_ra: 0,
+            agg_b: 0,
+        };
+        for v in 1..n {
+            w.insert(v);
+        }
+        w
+    }
+
+    #[inline(always)]
+    fn fixup(&mut self) {
+        if self.l == self.b {
+            self.l = self.storage.front();
+            self.a = self.storage.end();
+            self.b = self.a;
+            self.agg_ra = std::mem::take(&mut self.agg_b);
+        }
+        if self.l == self.a {
+            self.storage.step(&mut self.a);
+            self.l = self.a;
+        } else {
+            self.storage.add_to(self.l, self.agg_ra);
+            self.storage.step(&mut self.l);
+            let top = self.a;
+            self.storage.step_back(&mut self.a);
+            if top != self.b {
+                let v = self.storage.get(top);
+                self.storage.add_to(self.a, v);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn insert(&mut self, v: u64) {
+        self.agg_b = self.agg_b.wrapping_add(v);
+        self.storage.push_back(v);
+        self.fixup();
+    }
+
+    #[inline(always)]
+    fn round(&mut self, v: u64) -> u64 {
+        self.storage.pop_front();
+        self.fixup();
+        self.insert(v);
+        let front = self.storage.front();
+        match front == self.b {
+            true => self.agg_b,
+            false => self.storage.get(front).wrapping_add(self.agg_b),
+        }
+    }
+}
+
+/// Two-Stacks Lite for wrapping `u64` sums over `S`.
+struct StacksLite<S: Storage> {
+    storage: S,
+    b: S::Cursor,
+    agg_b: u64,
+}
+
+impl<S: Storage> StacksLite<S> {
+    fn new(storage: S, n: u64) -> Self {
+        let b = storage.front();
+        let mut w = StacksLite {
+            storage,
+            b,
+            agg_b: 0,
+        };
+        for v in 0..n {
+            w.agg_b = w.agg_b.wrapping_add(v);
+            w.storage.push_back(v);
+        }
+        w
+    }
+
+    #[inline(never)]
+    fn flip(&mut self) {
+        let front = self.storage.front();
+        let mut younger = self.storage.end();
+        self.storage.step_back(&mut younger);
+        while younger != front {
+            let mut older = younger;
+            self.storage.step_back(&mut older);
+            let v = self.storage.get(younger);
+            self.storage.add_to(older, v);
+            younger = older;
+        }
+        self.b = self.storage.end();
+        self.agg_b = 0;
+    }
+
+    #[inline(always)]
+    fn round(&mut self, v: u64) -> u64 {
+        if self.storage.front() == self.b {
+            self.flip();
+        }
+        self.storage.pop_front();
+        self.agg_b = self.agg_b.wrapping_add(v);
+        self.storage.push_back(v);
+        let front = self.storage.front();
+        match front == self.b {
+            true => self.agg_b,
+            false => self.storage.get(front).wrapping_add(self.agg_b),
+        }
+    }
+}
+
+/// Times `ROUNDS` rounds of `round`, one fence each; seconds.
+#[inline(always)]
+fn burst(mut round: impl FnMut(u64) -> u64) -> f64 {
+    let start = Instant::now();
+    let mut sum = 0u64;
+    for v in 0..ROUNDS {
+        sum = sum.wrapping_add(round(v));
+        fence(Ordering::SeqCst);
+    }
+    black_box(sum);
+    start.elapsed().as_secs_f64()
+}
+
+#[inline(never)]
+fn lite_burst<S: Storage>(w: &mut Lite<S>) -> f64 {
+    burst(|v| w.round(v))
+}
+
+#[inline(never)]
+fn stacks_burst<S: Storage>(w: &mut StacksLite<S>) -> f64 {
+    burst(|v| w.round(v))
+}
+
+#[inline(never)]
+fn sliq_burst<W: FifoAggregator<Sum<u64>>>(w: &mut W) -> f64 {
+    burst(|v| {
+        w.evict();
+        w.insert(v);
+        w.query()
+    })
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1).map(|a| a.parse::<u64>());
+    let n = args.next().and_then(Result::ok).unwrap_or(1024).max(2);
+    let bursts = args.next().and_then(Result::ok).unwrap_or(30).max(1);
+    assert!(
+        n < RING as u64 / 2,
+        "the ring holds windows below {}",
+        RING / 2
+    );
+
+    let mut ring_dl = Lite::new(
+        Ring {
+            slots: Box::new([0; RING]),
+            front: 0,
+            end: 0,
+        },
+        n,
+    );
+    let mut ring_tsl = StacksLite::new(
+        Ring {
+            slots: Box::new([0; RING]),
+            front: 0,
+            end: 0,
+        },
+        n,
+    );
+    let mut chunked_dl = Lite::new(Chunked::new(), n);
+    let mut chunked_tsl = StacksLite::new(Chunked::new(), n);
+    let mut sliq_dl = DabaLite::new(Sum::<u64>::default());
+    let mut sliq_tsl = TwoStacksLite::new(Sum::<u64>::default());
+    for v in 0..n {
+        sliq_dl.insert(v);
+        sliq_tsl.insert(v);
+    }
+
+    // Best of alternating bursts: the machine's noise only ever slows one.
+    let mut best = [f64::MAX; 6];
+    for _ in 0..bursts {
+        let times = [
+            lite_burst(&mut ring_dl),
+            stacks_burst(&mut ring_tsl),
+            lite_burst(&mut chunked_dl),
+            stacks_burst(&mut chunked_tsl),
+            sliq_burst(&mut sliq_dl),
+            sliq_burst(&mut sliq_tsl),
+        ];
+        for (b, t) in best.iter_mut().zip(times) {
+            *b = b.min(t);
+        }
+    }
+    let rate = |seconds: f64| ROUNDS as f64 / seconds / 1e6;
+    println!(
+        "static sum, n = {n}, best of {bursts} bursts of {ROUNDS} rounds (one SeqCst fence each)"
+    );
+    println!(
+        "{:<8} {:>16} {:>16} {:>8}",
+        "storage", "DABA Lite M/s", "TS Lite M/s", "ratio"
+    );
+    for (name, pair) in ["ring", "chunked", "sliq"].iter().zip(best.chunks(2)) {
+        println!(
+            "{name:<8} {:>16.1} {:>16.1} {:>8.2}",
+            rate(pair[0]),
+            rate(pair[1]),
+            pair[0] / pair[1]
+        );
+    }
+}
