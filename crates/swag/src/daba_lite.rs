@@ -21,8 +21,9 @@ use crate::{FifoAggregator, Monoid};
 /// - `[B, E)`: raw values; `agg_b = v_B ⊗ … ⊗ v_{E-1}`
 ///
 /// Size invariant: the window is empty, or `|[L,B)| + 1 = |[F,B)| − |[B,E)|`
-/// and `|[L,R)| = |[R,A)|`. Each operation does one step of an incremental
-/// reversal (`fixup`), so the front never runs out the way Two-Stacks' does.
+/// and `|[L,R)| = |[R,A)|` (so `R`, the midpoint of `L` and `A`, is not
+/// stored). Each operation does one step of an incremental reversal
+/// (`fixup`), so the front never runs out the way Two-Stacks' does.
 ///
 /// ```
 /// use sliq_swag::{DabaLite, FifoAggregator, monoids::Concat};

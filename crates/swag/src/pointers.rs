@@ -2,17 +2,20 @@
 
 use crate::deque::{ChunkedDeque, Cursor};
 
-/// `L`, `R`, `A` and `B` of DABA and DABA Lite; `F` and `E` are the deque's
+/// `L`, `A` and `B` of DABA and DABA Lite; `F` and `E` are the deque's
 /// front and end. The aggregators differ in what the sublists between them
 /// hold and in the values they combine, not in how the pointers move, so the
 /// moves live here: `flip`, `shift`, and the pointer half of `shrink`.
 ///
+/// The papers' fourth pointer `R` is not kept: `|[L,R)| = |[R,A)|` makes it
+/// the midpoint of `L` and `A`, and the algorithms only ask whether `L = R`,
+/// which is whether `L = A`. A window keeps two cursors fewer.
+///
 /// Invariants (checked by [`debug_check`](Self::debug_check)): the order
-/// `F ≤ L ≤ R ≤ A ≤ B ≤ E`, and the window is empty or
-/// `|[L,B)| + 1 = |[F,B)| − |[B,E)|` and `|[L,R)| = |[R,A)|`.
+/// `F ≤ L ≤ A ≤ B ≤ E` with `A − L` even (`R` between them), and the window
+/// is empty or `|[L,B)| + 1 = |[F,B)| − |[B,E)|`.
 pub(crate) struct Pointers<E> {
     pub(crate) l: Cursor<E>,
-    pub(crate) r: Cursor<E>,
     pub(crate) a: Cursor<E>,
     pub(crate) b: Cursor<E>,
 }
@@ -33,7 +36,6 @@ impl<E> Pointers<E> {
         let end = deque.cursor_end();
         Pointers {
             l: end,
-            r: end,
             a: end,
             b: end,
         }
@@ -44,7 +46,6 @@ impl<E> Pointers<E> {
     pub(crate) fn rebuilt_for(&self, deque: &ChunkedDeque<E>) -> Self {
         Pointers {
             l: deque.cursor_at(self.l.pos()),
-            r: deque.cursor_at(self.r.pos()),
             a: deque.cursor_at(self.a.pos()),
             b: deque.cursor_at(self.b.pos()),
         }
@@ -77,7 +78,7 @@ impl<E> Pointers<E> {
     /// shrinks.
     #[inline]
     pub(crate) fn shift_due(&self) -> bool {
-        self.l == self.r
+        self.l == self.a
     }
 
     /// Shift: `[F, L)` and `[A, B)` hold the same kind of aggregate, so one
@@ -95,9 +96,8 @@ impl<E> Pointers<E> {
     /// `ChunkedDeque::step_in`).
     #[inline]
     pub(crate) fn shift_in<const STREAMING: bool>(&mut self, deque: &ChunkedDeque<E>) {
-        debug_assert!(self.l == self.r && self.r == self.a);
+        debug_assert!(self.l == self.a);
         deque.step_in::<STREAMING>(&mut self.a);
-        self.r = self.a;
         self.l = self.a;
     }
 
@@ -132,15 +132,15 @@ impl<E> Pointers<E> {
             return;
         }
         let (f, e) = (deque.cursor_front().pos(), deque.cursor_end().pos());
-        let [l, r, a, b] = [self.l, self.r, self.a, self.b].map(|c| c.pos());
+        let [l, a, b] = [self.l, self.a, self.b].map(|c| c.pos());
         debug_assert!(
-            f <= l && l <= r && r <= a && a <= b && b <= e,
-            "pointer order F ≤ L ≤ R ≤ A ≤ B ≤ E broken: {f} {l} {r} {a} {b} {e}"
+            f <= l && l <= a && a <= b && b <= e && (a - l) % 2 == 0,
+            "pointer order F ≤ L ≤ R ≤ A ≤ B ≤ E broken: {f} {l} (R) {a} {b} {e}"
         );
         let empty = f == b && b == e;
         debug_assert!(
-            empty || ((b - l) + 1 == (b - f) - (e - b) && r - l == a - r),
-            "size invariant broken: F={f} L={l} R={r} A={a} B={b} E={e}"
+            empty || (b - l) + 1 == (b - f) - (e - b),
+            "size invariant broken: F={f} L={l} A={a} B={b} E={e}"
         );
     }
 }
