@@ -179,22 +179,6 @@ impl<T> Block<T> {
         }
     }
 
-    /// The slot at absolute position `pos`.
-    ///
-    /// # Safety
-    /// `block` is a live block and `start <= pos < start + cap`.
-    #[inline]
-    unsafe fn slot(block: *mut Block<T>, pos: usize) -> *mut MaybeUninit<T> {
-        // SAFETY: in bounds of the allocation by the caller's contract; the
-        // pointer is derived from the allocation's own pointer.
-        unsafe {
-            debug_assert!((*block).start <= pos && pos < (*block).limit);
-            ptr::addr_of_mut!((*block).slots)
-                .cast::<MaybeUninit<T>>()
-                .add(pos - (*block).start)
-        }
-    }
-
     /// Bytes from one slot to the next: the element's size, and 1 for a
     /// zero-sized element, so that the slots of a block still have distinct
     /// addresses for cursors to compare (they are never read through).
@@ -412,6 +396,12 @@ impl<T> fmt::Debug for Cursor<T> {
 }
 
 impl<T> Cursor<T> {
+    /// The cursor of a deque that never had a block.
+    const NONE: Self = Cursor {
+        block: ptr::null_mut(),
+        slot: ptr::null_mut(),
+    };
+
     /// A cursor at `pos`, which `block` (live, or null for a deque without
     /// blocks) holds.
     ///
@@ -490,16 +480,21 @@ impl<T> Cursor<T> {
 /// assert_eq!(q.iter().take(3).copied().collect::<Vec<_>>(), vec![1, 2, 3]);
 /// ```
 ///
-/// Invariants:
-/// - either no block is allocated (`head` and `tail` are null, `front == end`),
+/// Invariants (the head and tail blocks are `front_at.block` and
+/// `end_at.block`):
+/// - either no block is allocated (both cursors are null, `front == end`),
 ///   or `head ..= tail` is a linked chain whose slot ranges are contiguous;
 /// - `head.start <= front < head.limit` and `tail.start <= end < tail.limit`:
 ///   the end position always lies inside an allocated block (a full tail gets
 ///   its successor linked at once), so a cursor at `end` is always valid;
+/// - `front_at` and `end_at` are the cursors at `front` and `end`;
 /// - slots in `[front, end)` are initialized, all others are not.
 pub struct ChunkedDeque<T> {
-    head: *mut Block<T>,
-    tail: *mut Block<T>,
+    /// The cursor at `front`, in the head block: the front is read and
+    /// popped without a look at the block's header.
+    front_at: Cursor<T>,
+    /// The cursor at `end`, in the tail block.
+    end_at: Cursor<T>,
     front: usize,
     end: usize,
     /// A drained block kept for reuse, or null.
@@ -551,8 +546,8 @@ impl<T> ChunkedDeque<T> {
     const fn with_first_block(first_block: usize) -> Self {
         debug_assert!(first_block <= Self::MAX_BLOCK);
         ChunkedDeque {
-            head: ptr::null_mut(),
-            tail: ptr::null_mut(),
+            front_at: Cursor::NONE,
+            end_at: Cursor::NONE,
             front: 0,
             end: 0,
             spare: ptr::null_mut(),
@@ -588,6 +583,18 @@ impl<T> ChunkedDeque<T> {
         self.front == self.end
     }
 
+    /// The head block (null before the first push).
+    #[inline(always)]
+    fn head(&self) -> *mut Block<T> {
+        self.front_at.block
+    }
+
+    /// The tail block (null before the first push).
+    #[inline(always)]
+    fn tail(&self) -> *mut Block<T> {
+        self.end_at.block
+    }
+
     /// Appends `value` at the back. **Worst-case O(1)**: writes one slot and,
     /// when that fills the tail block, links one block (the spare if it is
     /// large enough, else a fresh allocation).
@@ -608,9 +615,9 @@ impl<T> ChunkedDeque<T> {
             if Block::<T>::LARGE {
                 // A large value is written line by line: fetch the slots
                 // coming next first. (`end` stays inside the tail.)
-                Block::prefetch_stream_forward(self.tail, self.end);
+                Block::prefetch_stream_forward(self.tail(), self.end);
             }
-            (*Block::slot(self.tail, self.end)).write(value);
+            (*self.end_at.element()).write(value);
         }
         self.advance_end();
     }
@@ -618,7 +625,7 @@ impl<T> ChunkedDeque<T> {
     /// Allocates the first block if there is none yet.
     #[inline]
     fn ensure_tail(&mut self) {
-        if self.tail.is_null() {
+        if self.tail().is_null() {
             self.link_first_block();
         }
     }
@@ -629,10 +636,13 @@ impl<T> ChunkedDeque<T> {
     #[inline(never)]
     fn link_first_block(&mut self) {
         let block = self.take_block(self.first_block as usize);
-        // SAFETY: `block` is a fresh, exclusively owned block.
-        unsafe { Block::place_at(block, self.end) };
-        self.head = block;
-        self.tail = block;
+        // SAFETY: `block` is a fresh, exclusively owned block; placed at
+        // `end`, it holds it.
+        unsafe {
+            Block::place_at(block, self.end);
+            self.front_at = Cursor::at(block, self.end);
+        }
+        self.end_at = self.front_at;
     }
 
     /// Counts the slot at `end` (just written) in, linking a block when that
@@ -642,8 +652,10 @@ impl<T> ChunkedDeque<T> {
         // SAFETY: `tail` is allocated (struct invariant after `ensure_tail`).
         unsafe {
             self.end += 1;
-            if self.end == (*self.tail).limit {
+            if self.end == (*self.tail()).limit {
                 self.link_tail();
+            } else {
+                self.end_at.slot = self.end_at.slot.wrapping_byte_add(Block::<T>::STRIDE);
             }
         }
         self.debug_check();
@@ -709,17 +721,23 @@ impl<T> ChunkedDeque<T> {
         // SAFETY: non-empty, so `head` is allocated and the slot at `front`
         // is initialized; `take` consumes it and the front moves past it.
         let taken = unsafe {
-            let taken = take(Block::slot(self.head, self.front));
+            let taken = take(self.front_at.element());
             self.front += 1;
             // Queries read the front: keep it coming like a cursor.
-            if Block::moved_forward(self.head, self.front, self.prefetches_ahead()) {
+            if Block::moved_forward(self.head(), self.front, self.prefetches_ahead()) {
                 // `end >= front` lies in a later block, which is linked.
-                let drained = self.head;
-                self.head = (*drained).next;
-                (*self.head).prev = ptr::null_mut();
+                let drained = self.head();
+                let head = (*drained).next;
+                (*head).prev = ptr::null_mut();
                 (*drained).prev = ptr::null_mut();
                 (*drained).next = ptr::null_mut();
+                self.front_at = Cursor {
+                    block: head,
+                    slot: Block::base(head),
+                };
                 release(self, drained);
+            } else {
+                self.front_at.slot = self.front_at.slot.wrapping_byte_add(Block::<T>::STRIDE);
             }
             taken
         };
@@ -738,14 +756,19 @@ impl<T> ChunkedDeque<T> {
         // which exists because `front < end`. The slot at `end - 1` is
         // initialized; it is read once and then left uninitialized.
         let value = unsafe {
-            if self.end == (*self.tail).start {
-                let emptied = self.tail;
-                self.tail = (*emptied).prev;
-                (*self.tail).next = ptr::null_mut();
+            if self.end == (*self.tail()).start {
+                let emptied = self.tail();
+                let tail = (*emptied).prev;
+                (*tail).next = ptr::null_mut();
+                self.end_at = Cursor {
+                    block: tail,
+                    slot: Block::cursor_limit(tail),
+                };
                 self.recycle(emptied);
             }
             self.end -= 1;
-            (*Block::slot(self.tail, self.end)).assume_init_read()
+            self.end_at.slot = self.end_at.slot.wrapping_byte_sub(Block::<T>::STRIDE);
+            (*self.end_at.element()).assume_init_read()
         };
         self.debug_check();
         Some(value)
@@ -757,8 +780,8 @@ impl<T> ChunkedDeque<T> {
         if self.is_empty() {
             return None;
         }
-        // SAFETY: non-empty, so the slot at `front` in `head` is initialized.
-        unsafe { Some((*Block::slot(self.head, self.front)).assume_init_ref()) }
+        // SAFETY: non-empty, so the slot at `front` is initialized.
+        unsafe { Some((*self.front_at.element()).assume_init_ref()) }
     }
 
     /// The back (youngest) element. **O(1).**
@@ -800,7 +823,7 @@ impl<T> ChunkedDeque<T> {
             Block::<T>::layout(unsafe { (*b).cap }).size()
         };
         let mut total = 0;
-        let mut b = self.head;
+        let mut b = self.head();
         while !b.is_null() {
             total += block_bytes(b);
             // SAFETY: as above; `next` is null or another owned block.
@@ -844,22 +867,20 @@ impl<T> ChunkedDeque<T> {
     /// element the cursor has no block; it may only be compared.
     #[inline]
     pub(crate) fn cursor_front(&self) -> Cursor<T> {
-        // SAFETY: `head` is null or a live block holding `front`.
-        unsafe { Cursor::at(self.head, self.front) }
+        self.front_at
     }
 
     /// A cursor at the end position (`E`, one past the back).
     #[inline]
     pub(crate) fn cursor_end(&self) -> Cursor<T> {
-        // SAFETY: `tail` is null or a live block holding `end`.
-        unsafe { Cursor::at(self.tail, self.end) }
+        self.end_at
     }
 
     /// A cursor at absolute position `pos` in `[front, end]`. **O(blocks)**:
     /// for rebuilding cursors after a clone, never on a hot path.
     pub(crate) fn cursor_at(&self, pos: usize) -> Cursor<T> {
         debug_assert!(self.front <= pos && pos <= self.end);
-        let mut block = self.head;
+        let mut block = self.head();
         // SAFETY: walks linked, owned blocks; `pos <= end` lies in one of
         // them, which then holds it.
         unsafe {
@@ -1003,11 +1024,14 @@ impl<T> ChunkedDeque<T> {
         // SAFETY: `block` is exclusively owned; `tail` is allocated.
         unsafe {
             Block::place_at(block, self.end);
-            (*block).prev = self.tail;
+            (*block).prev = self.tail();
             (*block).next = ptr::null_mut();
-            (*self.tail).next = block;
+            (*self.tail()).next = block;
         }
-        self.tail = block;
+        self.end_at = Cursor {
+            block,
+            slot: Block::base(block),
+        };
     }
 
     /// A block of at least `cap` slots: the spare if large enough.
@@ -1047,11 +1071,14 @@ impl<T> ChunkedDeque<T> {
 
     fn debug_check(&self) {
         #[cfg(debug_assertions)]
-        if !self.head.is_null() {
+        if !self.head().is_null() {
+            let (head, tail) = (self.head(), self.tail());
             // SAFETY: head and tail are allocated blocks of this deque.
             unsafe {
-                debug_assert!((*self.head).start <= self.front && self.front < (*self.head).limit);
-                debug_assert!((*self.tail).start <= self.end && self.end < (*self.tail).limit);
+                debug_assert!((*head).start <= self.front && self.front < (*head).limit);
+                debug_assert!((*tail).start <= self.end && self.end < (*tail).limit);
+                debug_assert!(self.front_at.slot == Block::cursor_slot(head, self.front));
+                debug_assert!(self.end_at.slot == Block::cursor_slot(tail, self.end));
             }
         }
     }
@@ -1136,7 +1163,7 @@ impl<T> Drop for ChunkedDeque<T> {
         if mem::needs_drop::<T>() {
             self.clear();
         }
-        let mut b = self.head;
+        let mut b = self.head();
         while !b.is_null() {
             // SAFETY: every linked block is owned; its elements were dropped
             // above (or need no drop), so freeing the slots drops nothing.
@@ -1233,7 +1260,7 @@ mod tests {
     /// block is page-aligned.
     fn blocks(q: &ChunkedDeque<u64>) -> Vec<(usize, bool)> {
         let mut out = Vec::new();
-        let mut b = q.head;
+        let mut b = q.head();
         while !b.is_null() {
             // SAFETY: walks the deque's own linked blocks.
             unsafe {
