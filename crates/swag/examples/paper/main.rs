@@ -120,6 +120,12 @@ fn parse_args() -> Result<Config, String> {
 }
 
 /// Static window: fill n, then `rounds` of evict, insert, query. Items/s.
+///
+/// Not inlined, nor is `run_dynamic`: each algorithm's loop is compiled on
+/// its own, as the reference harness's templates are, rather than inside
+/// one function of every algorithm and operator, where the registers and
+/// layout a loop gets depend on all the others.
+#[inline(never)]
 fn run_static<O: Operator, W: FifoAggregator<O>>(n: usize, rounds: u64, use_fence: bool) -> f64 {
     let op = O::default();
     let mut w = W::new(op);
@@ -143,6 +149,7 @@ fn run_static<O: Operator, W: FifoAggregator<O>>(n: usize, rounds: u64, use_fenc
 
 /// Dynamic window: fill to n and drain, querying after every operation.
 /// Items/s, where an item is inserted and evicted once.
+#[inline(never)]
 fn run_dynamic<O: Operator, W: FifoAggregator<O>>(n: usize, items: u64) -> f64 {
     let op = O::default();
     let mut w = W::new(op);
