@@ -359,7 +359,8 @@ impl<T> Block<T> {
 /// that a `pop_back` has cut off. The aggregators of this crate guarantee it
 /// by their pointer-order invariants (`F ≤ L ≤ R ≤ A ≤ B ≤ E`). A deque that
 /// never allocated a block hands out cursors with null pointers, which may
-/// only be compared.
+/// only be compared with each other: the first push makes them stale, so
+/// the aggregators take their cursors anew after it.
 pub(crate) struct Cursor<T> {
     block: *mut Block<T>,
     slot: *mut MaybeUninit<T>,
@@ -1463,5 +1464,30 @@ mod tests {
         assert_eq!(q.pop_back(), Some(()));
         assert_eq!(q.pop_front(), Some(()));
         assert_eq!(q.len(), 9_998);
+    }
+
+    #[test]
+    fn cursors_of_zero_sized_elements_tell_positions_apart() {
+        let mut q = ChunkedDeque::new();
+        for _ in 0..100 {
+            q.push_back(());
+        }
+        for _ in 0..37 {
+            q.pop_front();
+        }
+        let (front, end) = (q.cursor_front(), q.cursor_end());
+        let mut c = front;
+        let mut steps = 0;
+        while c != end {
+            assert_eq!(c.pos(), 37 + steps);
+            assert_eq!(q.get(&c), &());
+            q.step(&mut c);
+            steps += 1;
+        }
+        assert_eq!(steps, q.len());
+        for _ in 0..steps {
+            q.step_back(&mut c);
+        }
+        assert!(c == front);
     }
 }

@@ -96,6 +96,16 @@ fn wide_affine() -> impl Strategy<Value = [AffineMap; WIDE_LANES]> {
     })
 }
 
+/// The monoid of one element, whose aggregate takes no space.
+#[derive(Clone, Copy, Debug)]
+struct Unit;
+
+impl Monoid for Unit {
+    type Agg = ();
+    fn identity(&self) {}
+    fn combine(&self, _: &(), _: &()) {}
+}
+
 macro_rules! oracle_tests {
     ($($name:ident: $algo:ident),* $(,)?) => {$(
         mod $name {
@@ -117,6 +127,13 @@ macro_rules! oracle_tests {
                 #[test]
                 fn wide_affine_matches_oracle(ops in ops(wide_affine())) {
                     check_against_oracle::<WideAffine, $algo<WideAffine>>(WideAffine, &ops)?;
+                }
+
+                /// Zero-sized aggregates: cursors cannot tell their slots
+                /// apart by address alone.
+                #[test]
+                fn zero_sized_aggregates_match_oracle(ops in ops(Just(()))) {
+                    check_against_oracle::<Unit, $algo<Unit>>(Unit, &ops)?;
                 }
             }
 
