@@ -10,7 +10,7 @@ const fn splat(byte: u8) -> u64 {
 }
 
 /// `-?[0-9]{1,16}`, the cell `text[start..end]`, as an `i64`.
-#[inline]
+#[inline(always)]
 pub(super) fn plain_integer(text: &[u8], start: usize, end: usize) -> Option<i64> {
     let (negative, start) = split_sign(text, start, end);
     let digits = end - start;
@@ -33,7 +33,7 @@ pub(super) fn plain_integer(text: &[u8], start: usize, end: usize) -> Option<i64
 /// integer of the digits and the power of ten are exact doubles, so one
 /// correctly rounded division gives the correctly rounded value, which is
 /// what arrow-cast's parser returns.
-#[inline]
+#[inline(always)]
 pub(super) fn plain_decimal(text: &[u8], start: usize, end: usize) -> Option<f64> {
     const POWERS_OF_TEN: [f64; 8] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7];
     let (negative, start) = split_sign(text, start, end);

@@ -521,11 +521,20 @@ trait CellParser: ArrowPrimitiveType + Parser {
     fn parse_cell(cells: &Cells<'_>, span: (usize, usize)) -> Option<Self::Native> {
         Self::parse(cells.cell(span))
     }
+
+    /// arrow-cast's parser, out of the column loop: the fast paths inline
+    /// into it, and the rare cell they refuse costs a call.
+    #[cold]
+    #[inline(never)]
+    fn parse_slowly(cell: &str) -> Option<Self::Native> {
+        Self::parse(cell)
+    }
 }
 
 macro_rules! integer_cells {
     ($($ty:ty),*) => {$(
         impl CellParser for $ty {
+            #[inline(always)]
             fn parse_cell(cells: &Cells<'_>, span: (usize, usize)) -> Option<Self::Native> {
                 let text = cells.text.as_bytes();
                 // Signs on unsigned types ("-0") are left to arrow-cast.
@@ -534,8 +543,10 @@ macro_rules! integer_cells {
                 } else {
                     plain_integer(text, span.0, span.1)
                 };
-                fast.and_then(|value| Self::Native::try_from(value).ok())
-                    .or_else(|| Self::parse(cells.cell(span)))
+                match fast.and_then(|value| Self::Native::try_from(value).ok()) {
+                    Some(value) => Some(value),
+                    None => Self::parse_slowly(cells.cell(span)),
+                }
             }
         }
     )*};
@@ -546,9 +557,12 @@ integer_cells!(
 );
 
 impl CellParser for Float64Type {
+    #[inline(always)]
     fn parse_cell(cells: &Cells<'_>, span: (usize, usize)) -> Option<f64> {
-        plain_decimal(cells.text.as_bytes(), span.0, span.1)
-            .or_else(|| Self::parse(cells.cell(span)))
+        match plain_decimal(cells.text.as_bytes(), span.0, span.1) {
+            Some(value) => Some(value),
+            None => Self::parse_slowly(cells.cell(span)),
+        }
     }
 }
 
