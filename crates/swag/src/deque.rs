@@ -397,12 +397,6 @@ impl<T> fmt::Debug for Cursor<T> {
 }
 
 impl<T> Cursor<T> {
-    /// The cursor of a deque that never had a block.
-    const NONE: Self = Cursor {
-        block: ptr::null_mut(),
-        slot: ptr::null_mut(),
-    };
-
     /// A cursor at `pos`, which `block` (live, or null for a deque without
     /// blocks) holds.
     ///
@@ -481,23 +475,33 @@ impl<T> Cursor<T> {
 /// assert_eq!(q.iter().take(3).copied().collect::<Vec<_>>(), vec![1, 2, 3]);
 /// ```
 ///
-/// Invariants (the head and tail blocks are `front_at.block` and
-/// `end_at.block`):
+/// Invariants:
 /// - either no block is allocated (both cursors are null, `front == end`),
 ///   or `head ..= tail` is a linked chain whose slot ranges are contiguous;
 /// - `head.start <= front < head.limit` and `tail.start <= end < tail.limit`:
 ///   the end position always lies inside an allocated block (a full tail gets
 ///   its successor linked at once), so a cursor at `end` is always valid;
-/// - `front_at` and `end_at` are the cursors at `front` and `end`;
+/// - `front_slot` and `end_slot` are the cursor slots of `front` in `head`
+///   and of `end` in `tail` (null when no block is allocated);
 /// - slots in `[front, end)` are initialized, all others are not.
+///
+/// The fields are laid out in this order (`repr(C)`) so that no block
+/// pointer lies next to its end's slot: a cursor at an end is then read as
+/// two 8-byte loads, each of which the store that last changed its field
+/// can forward, where one 16-byte load after a pop or push had changed only
+/// the slot waited for that store to reach the cache (DABA Lite's flips
+/// read both ends every few rounds in a small window).
+#[repr(C)]
 pub struct ChunkedDeque<T> {
-    /// The cursor at `front`, in the head block: the front is read and
-    /// popped without a look at the block's header.
-    front_at: Cursor<T>,
-    /// The cursor at `end`, in the tail block.
-    end_at: Cursor<T>,
+    head: *mut Block<T>,
+    tail: *mut Block<T>,
     front: usize,
     end: usize,
+    /// The front's cursor slot: the front is read and popped without a
+    /// look at the block's header.
+    front_slot: *mut MaybeUninit<T>,
+    /// The end's cursor slot.
+    end_slot: *mut MaybeUninit<T>,
     /// A drained block kept for reuse, or null.
     spare: *mut Block<T>,
     /// Capacity of the first block, when none is allocated yet (at most
@@ -547,10 +551,12 @@ impl<T> ChunkedDeque<T> {
     const fn with_first_block(first_block: usize) -> Self {
         debug_assert!(first_block <= Self::MAX_BLOCK);
         ChunkedDeque {
-            front_at: Cursor::NONE,
-            end_at: Cursor::NONE,
+            head: ptr::null_mut(),
+            tail: ptr::null_mut(),
             front: 0,
             end: 0,
+            front_slot: ptr::null_mut(),
+            end_slot: ptr::null_mut(),
             spare: ptr::null_mut(),
             first_block: first_block as u32,
             streaming: false,
@@ -587,13 +593,31 @@ impl<T> ChunkedDeque<T> {
     /// The head block (null before the first push).
     #[inline(always)]
     fn head(&self) -> *mut Block<T> {
-        self.front_at.block
+        self.head
     }
 
     /// The tail block (null before the first push).
     #[inline(always)]
     fn tail(&self) -> *mut Block<T> {
-        self.end_at.block
+        self.tail
+    }
+
+    /// The cursor at `front`.
+    #[inline(always)]
+    fn front_at(&self) -> Cursor<T> {
+        Cursor {
+            block: self.head,
+            slot: self.front_slot,
+        }
+    }
+
+    /// The cursor at `end`.
+    #[inline(always)]
+    fn end_at(&self) -> Cursor<T> {
+        Cursor {
+            block: self.tail,
+            slot: self.end_slot,
+        }
     }
 
     /// Appends `value` at the back. **Worst-case O(1)**: writes one slot and,
@@ -618,7 +642,7 @@ impl<T> ChunkedDeque<T> {
                 // coming next first. (`end` stays inside the tail.)
                 Block::prefetch_stream_forward(self.tail(), self.end);
             }
-            (*self.end_at.element()).write(value);
+            (*self.end_at().element()).write(value);
         }
         self.advance_end();
     }
@@ -641,9 +665,11 @@ impl<T> ChunkedDeque<T> {
         // `end`, it holds it.
         unsafe {
             Block::place_at(block, self.end);
-            self.front_at = Cursor::at(block, self.end);
+            self.front_slot = Block::cursor_slot(block, self.end);
         }
-        self.end_at = self.front_at;
+        self.head = block;
+        self.tail = block;
+        self.end_slot = self.front_slot;
     }
 
     /// Counts the slot at `end` (just written) in, linking a block when that
@@ -656,7 +682,7 @@ impl<T> ChunkedDeque<T> {
             if self.end == (*self.tail()).limit {
                 self.link_tail();
             } else {
-                self.end_at.slot = self.end_at.slot.wrapping_byte_add(Block::<T>::STRIDE);
+                self.end_slot = self.end_slot.wrapping_byte_add(Block::<T>::STRIDE);
             }
         }
         self.debug_check();
@@ -722,7 +748,7 @@ impl<T> ChunkedDeque<T> {
         // SAFETY: non-empty, so `head` is allocated and the slot at `front`
         // is initialized; `take` consumes it and the front moves past it.
         let taken = unsafe {
-            let taken = take(self.front_at.element());
+            let taken = take(self.front_at().element());
             self.front += 1;
             // Queries read the front: keep it coming like a cursor.
             if Block::moved_forward(self.head(), self.front, self.prefetches_ahead()) {
@@ -732,13 +758,11 @@ impl<T> ChunkedDeque<T> {
                 (*head).prev = ptr::null_mut();
                 (*drained).prev = ptr::null_mut();
                 (*drained).next = ptr::null_mut();
-                self.front_at = Cursor {
-                    block: head,
-                    slot: Block::base(head),
-                };
+                self.head = head;
+                self.front_slot = Block::base(head);
                 release(self, drained);
             } else {
-                self.front_at.slot = self.front_at.slot.wrapping_byte_add(Block::<T>::STRIDE);
+                self.front_slot = self.front_slot.wrapping_byte_add(Block::<T>::STRIDE);
             }
             taken
         };
@@ -761,15 +785,13 @@ impl<T> ChunkedDeque<T> {
                 let emptied = self.tail();
                 let tail = (*emptied).prev;
                 (*tail).next = ptr::null_mut();
-                self.end_at = Cursor {
-                    block: tail,
-                    slot: Block::cursor_limit(tail),
-                };
+                self.tail = tail;
+                self.end_slot = Block::cursor_limit(tail);
                 self.recycle(emptied);
             }
             self.end -= 1;
-            self.end_at.slot = self.end_at.slot.wrapping_byte_sub(Block::<T>::STRIDE);
-            (*self.end_at.element()).assume_init_read()
+            self.end_slot = self.end_slot.wrapping_byte_sub(Block::<T>::STRIDE);
+            (*self.end_at().element()).assume_init_read()
         };
         self.debug_check();
         Some(value)
@@ -782,7 +804,7 @@ impl<T> ChunkedDeque<T> {
             return None;
         }
         // SAFETY: non-empty, so the slot at `front` is initialized.
-        unsafe { Some((*self.front_at.element()).assume_init_ref()) }
+        unsafe { Some((*self.front_at().element()).assume_init_ref()) }
     }
 
     /// The back (youngest) element. **O(1).**
@@ -868,13 +890,13 @@ impl<T> ChunkedDeque<T> {
     /// element the cursor has no block; it may only be compared.
     #[inline]
     pub(crate) fn cursor_front(&self) -> Cursor<T> {
-        self.front_at
+        self.front_at()
     }
 
     /// A cursor at the end position (`E`, one past the back).
     #[inline]
     pub(crate) fn cursor_end(&self) -> Cursor<T> {
-        self.end_at
+        self.end_at()
     }
 
     /// A cursor at absolute position `pos` in `[front, end]`. **O(blocks)**:
@@ -1029,10 +1051,8 @@ impl<T> ChunkedDeque<T> {
             (*block).next = ptr::null_mut();
             (*self.tail()).next = block;
         }
-        self.end_at = Cursor {
-            block,
-            slot: Block::base(block),
-        };
+        self.tail = block;
+        self.end_slot = Block::base(block);
     }
 
     /// A block of at least `cap` slots: the spare if large enough.
@@ -1078,8 +1098,8 @@ impl<T> ChunkedDeque<T> {
             unsafe {
                 debug_assert!((*head).start <= self.front && self.front < (*head).limit);
                 debug_assert!((*tail).start <= self.end && self.end < (*tail).limit);
-                debug_assert!(self.front_at.slot == Block::cursor_slot(head, self.front));
-                debug_assert!(self.end_at.slot == Block::cursor_slot(tail, self.end));
+                debug_assert!(self.front_slot == Block::cursor_slot(head, self.front));
+                debug_assert!(self.end_slot == Block::cursor_slot(tail, self.end));
             }
         }
     }
