@@ -25,6 +25,7 @@ use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::{ArrowError, DataType, TimeUnit};
 
 use crate::decimal::{write_i64, write_u64};
+use crate::float_texts::FloatTexts;
 
 /// How timestamps print: ISO 8601 with milliseconds, sliq's event-time unit.
 pub const TIMESTAMP_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.3f";
@@ -105,28 +106,15 @@ impl<'a> Column<'a> {
         })
     }
 
-    /// Appends row `row`'s cell (not null) to `out`.
-    fn write(&self, row: usize, out: &mut Vec<u8>, scratch: &mut String) -> Result<(), ArrowError> {
-        fn float(out: &mut Vec<u8>, value: impl zmij::Float + Into<f64>) {
-            let large = value.into().abs() >= 1e7;
-            let mut buffer = zmij::Buffer::new();
-            let text = buffer.format(value).as_bytes();
-            // zmij writes `1e+300` where ryu, arrow's choice, writes `1e300`.
-            // It writes no exponent below 1e13, and an exponent has at most
-            // three digits: only a large number's last four bytes can hold
-            // a `+`.
-            let tail = text.len().saturating_sub(4);
-            let plus = large
-                .then(|| text[tail..].iter().position(|&b| b == b'+'))
-                .flatten();
-            match plus {
-                Some(at) => {
-                    out.extend_from_slice(&text[..tail + at]);
-                    out.extend_from_slice(&text[tail + at + 1..]);
-                }
-                None => out.extend_from_slice(text),
-            }
-        }
+    /// Appends row `row`'s cell (not null), in column `index`, to `out`.
+    fn write(
+        &self,
+        row: usize,
+        index: usize,
+        out: &mut Vec<u8>,
+        scratch: &mut String,
+        texts: &mut FloatTexts,
+    ) -> Result<(), ArrowError> {
         match self {
             Column::Int8(a) => write_i64(out, a.value(row).into()),
             Column::Int16(a) => write_i64(out, a.value(row).into()),
@@ -136,8 +124,8 @@ impl<'a> Column<'a> {
             Column::UInt16(a) => write_u64(out, a.value(row).into()),
             Column::UInt32(a) => write_u64(out, a.value(row).into()),
             Column::UInt64(a) => write_u64(out, a.value(row)),
-            Column::Float32(a) => float(out, a.value(row)),
-            Column::Float64(a) => float(out, a.value(row)),
+            Column::Float32(a) => write_float(out, a.value(row)),
+            Column::Float64(a) => texts.write(index, a.value(row), out, write_float::<f64>),
             Column::Boolean(a) => {
                 out.extend_from_slice(if a.value(row) { b"true" } else { b"false" });
             }
@@ -155,6 +143,28 @@ impl<'a> Column<'a> {
             Column::Formatted(f) => write_formatted(out, scratch, f, row)?,
         }
         Ok(())
+    }
+}
+
+/// Appends `value` with zmij's shortest round-trip digits, as arrow's ryu
+/// prints it.
+fn write_float<F: zmij::Float + Into<f64>>(out: &mut Vec<u8>, value: F) {
+    let large = value.into().abs() >= 1e7;
+    let mut buffer = zmij::Buffer::new();
+    let text = buffer.format(value).as_bytes();
+    // zmij writes `1e+300` where ryu, arrow's choice, writes `1e300`. It
+    // writes no exponent below 1e13, and an exponent has at most three
+    // digits: only a large number's last four bytes can hold a `+`.
+    let tail = text.len().saturating_sub(4);
+    let plus = large
+        .then(|| text[tail..].iter().position(|&b| b == b'+'))
+        .flatten();
+    match plus {
+        Some(at) => {
+            out.extend_from_slice(&text[..tail + at]);
+            out.extend_from_slice(&text[tail + at + 1..]);
+        }
+        None => out.extend_from_slice(text),
     }
 }
 
@@ -225,8 +235,13 @@ fn write_text(out: &mut Vec<u8>, text: &str) {
 
 /// Appends `batch`'s rows to `out` as CSV lines (no header): `,` between
 /// cells, `\n` after each row, NULL as an empty cell, timestamps in
-/// [`TIMESTAMP_FORMAT`].
-pub fn encode(batch: &RecordBatch, out: &mut Vec<u8>) -> Result<(), ArrowError> {
+/// [`TIMESTAMP_FORMAT`]. Doubles already printed by this output are taken
+/// from `texts`.
+pub fn encode(
+    batch: &RecordBatch,
+    out: &mut Vec<u8>,
+    texts: &mut FloatTexts,
+) -> Result<(), ArrowError> {
     let options = FormatOptions::default()
         .with_null("")
         .with_timestamp_format(Some(TIMESTAMP_FORMAT));
@@ -237,6 +252,7 @@ pub fn encode(batch: &RecordBatch, out: &mut Vec<u8>) -> Result<(), ArrowError> 
         .collect::<Result<Vec<_>, _>>()?;
     let nulls: Vec<_> = batch.columns().iter().map(|a| a.logical_nulls()).collect();
     let mut scratch = String::new();
+    texts.start_batch(columns.len());
     for row in 0..batch.num_rows() {
         let line_start = out.len();
         for (i, (column, nulls)) in columns.iter().zip(&nulls).enumerate() {
@@ -244,7 +260,7 @@ pub fn encode(batch: &RecordBatch, out: &mut Vec<u8>) -> Result<(), ArrowError> 
                 out.push(b',');
             }
             if nulls.as_ref().is_none_or(|n| n.is_valid(row)) {
-                column.write(row, out, &mut scratch)?;
+                column.write(row, i, out, &mut scratch, texts)?;
             }
         }
         // A line holding one empty cell is quoted, or it would read as a blank line.
@@ -283,7 +299,7 @@ mod tests {
 
     fn ours(batch: &RecordBatch) -> String {
         let mut out = Vec::new();
-        encode(batch, &mut out).expect("encodes");
+        encode(batch, &mut out, &mut FloatTexts::default()).expect("encodes");
         String::from_utf8(out).expect("UTF-8")
     }
 
@@ -361,6 +377,35 @@ mod tests {
         assert_eq!(ours(&b), arrow_csv(&b));
     }
 
+    /// Doubles remembered from earlier batches print as they did the first
+    /// time, special values included.
+    #[test]
+    fn repeated_doubles_across_batches_print_as_arrow_csv_prints_them() {
+        let values = [
+            -95.976,
+            0.1,
+            -0.0,
+            0.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1e300,
+            -1.5e-300,
+            123_456_789_012_345_680.0,
+            9_999_999.5,
+        ];
+        let mut texts = FloatTexts::default();
+        for round in 0..3 {
+            let column: Float64Array = (0..600)
+                .map(|i| (i % 5 != 4).then(|| values[(i * 7 + round) % values.len()]))
+                .collect();
+            let b = batch(vec![Arc::new(column.clone()), Arc::new(column)]);
+            let mut out = Vec::new();
+            encode(&b, &mut out, &mut texts).expect("encodes");
+            assert_eq!(String::from_utf8(out).expect("UTF-8"), arrow_csv(&b));
+        }
+    }
+
     #[test]
     fn a_single_empty_cell_is_quoted() {
         let b = batch(vec![Arc::new(StringArray::from(vec![
@@ -379,7 +424,7 @@ mod tests {
             vec![Some(1)],
         )]);
         let b = batch(vec![inner, Arc::new(list)]);
-        let error = encode(&b, &mut Vec::new()).expect_err("nested");
+        let error = encode(&b, &mut Vec::new(), &mut FloatTexts::default()).expect_err("nested");
         assert!(
             error.to_string().contains("not supported in CSV"),
             "{error}"

@@ -13,6 +13,7 @@
 mod console;
 mod csv_encode;
 mod decimal;
+mod float_texts;
 mod generator;
 mod json_floats;
 mod output;

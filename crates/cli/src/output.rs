@@ -6,6 +6,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
 use crate::csv_encode;
+use crate::float_texts::FloatTexts;
 
 /// How results are printed (`--format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -165,6 +166,8 @@ impl Drop for ResultWriter {
 struct Printer {
     format: OutputFormat,
     buffer: Vec<u8>,
+    /// The doubles this output printed (CSV).
+    float_texts: FloatTexts,
     rows: u64,
     /// A live query shown as a table: instead of every row, the latest
     /// rows once per second (rows since the last refresh, newest last).
@@ -187,6 +190,7 @@ impl Printer {
         let mut printer = Printer {
             format,
             buffer: Vec::with_capacity(1 << 16),
+            float_texts: FloatTexts::default(),
             rows: 0,
             live_table,
         };
@@ -225,7 +229,7 @@ impl Printer {
         }
         match self.format {
             OutputFormat::Csv => {
-                csv_encode::encode(batch, &mut self.buffer)
+                csv_encode::encode(batch, &mut self.buffer, &mut self.float_texts)
                     .map_err(|e| OutputError::Failed(format!("writing CSV: {e}")))?;
             }
             OutputFormat::Json => {
