@@ -129,6 +129,7 @@ impl Scalar for f64 {
     fn from_literal(literal: &Literal) -> Option<f64> {
         literal.as_f64()
     }
+    #[inline(always)]
     fn write<S: OutputSink>(&self, sink: &mut S) {
         sink.push_f64(*self)
     }
@@ -187,6 +188,7 @@ impl Scalar for Arc<str> {
 }
 
 impl<T: Scalar> OutputValue for Option<T> {
+    #[inline(always)]
     fn write<S: OutputSink>(&self, sink: &mut S) {
         match self {
             Some(v) => v.write(sink),
