@@ -602,24 +602,6 @@ impl<T> ChunkedDeque<T> {
         self.tail
     }
 
-    /// The cursor at `front`.
-    #[inline(always)]
-    fn front_at(&self) -> Cursor<T> {
-        Cursor {
-            block: self.head,
-            slot: self.front_slot,
-        }
-    }
-
-    /// The cursor at `end`.
-    #[inline(always)]
-    fn end_at(&self) -> Cursor<T> {
-        Cursor {
-            block: self.tail,
-            slot: self.end_slot,
-        }
-    }
-
     /// Appends `value` at the back. **Worst-case O(1)**: writes one slot and,
     /// when that fills the tail block, links one block (the spare if it is
     /// large enough, else a fresh allocation).
@@ -642,7 +624,7 @@ impl<T> ChunkedDeque<T> {
                 // coming next first. (`end` stays inside the tail.)
                 Block::prefetch_stream_forward(self.tail(), self.end);
             }
-            (*self.end_at().element()).write(value);
+            (*self.cursor_end().element()).write(value);
         }
         self.advance_end();
     }
@@ -748,7 +730,7 @@ impl<T> ChunkedDeque<T> {
         // SAFETY: non-empty, so `head` is allocated and the slot at `front`
         // is initialized; `take` consumes it and the front moves past it.
         let taken = unsafe {
-            let taken = take(self.front_at().element());
+            let taken = take(self.cursor_front().element());
             self.front += 1;
             // Queries read the front: keep it coming like a cursor.
             if Block::moved_forward(self.head(), self.front, self.prefetches_ahead()) {
@@ -791,7 +773,7 @@ impl<T> ChunkedDeque<T> {
             }
             self.end -= 1;
             self.end_slot = self.end_slot.wrapping_byte_sub(Block::<T>::STRIDE);
-            (*self.end_at().element()).assume_init_read()
+            (*self.cursor_end().element()).assume_init_read()
         };
         self.debug_check();
         Some(value)
@@ -804,7 +786,7 @@ impl<T> ChunkedDeque<T> {
             return None;
         }
         // SAFETY: non-empty, so the slot at `front` is initialized.
-        unsafe { Some((*self.front_at().element()).assume_init_ref()) }
+        unsafe { Some((*self.cursor_front().element()).assume_init_ref()) }
     }
 
     /// The back (youngest) element. **O(1).**
@@ -890,13 +872,19 @@ impl<T> ChunkedDeque<T> {
     /// element the cursor has no block; it may only be compared.
     #[inline]
     pub(crate) fn cursor_front(&self) -> Cursor<T> {
-        self.front_at()
+        Cursor {
+            block: self.head,
+            slot: self.front_slot,
+        }
     }
 
     /// A cursor at the end position (`E`, one past the back).
     #[inline]
     pub(crate) fn cursor_end(&self) -> Cursor<T> {
-        self.end_at()
+        Cursor {
+            block: self.tail,
+            slot: self.end_slot,
+        }
     }
 
     /// A cursor at absolute position `pos` in `[front, end]`. **O(blocks)**:
