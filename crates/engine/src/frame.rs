@@ -12,14 +12,17 @@ use sliq_swag::ChunkedDeque;
 
 use crate::operator::{PREFETCH_SLOTS, PREFETCH_STRUCT};
 
-/// Rows are visited key by key only for frames with at least this many
-/// aggregates keeping windows. Grouping costs about 3 ns a row (a counting
-/// sort, arguments and results reordered); a single aggregate of 8 bytes a
-/// row gained about as much (engine bench, 1,000 keys: `max` 25.2 against
-/// 24.1-25.0 M rows/s, `count(v)` 30 against 26, `sum` 17.5-18.1 against
-/// 15.3-16.5), while a group's replays of its value operations gain far
+/// Rows are visited key by key only for frames whose windows keep at least
+/// this many bytes of partial aggregates per row. Grouping costs about 3 ns
+/// a row (a counting sort, arguments and results reordered) and saves cache
+/// misses on a key's window state, more the larger it is: a single
+/// aggregate of 8 bytes lost by it (engine bench, 1,000 keys, five
+/// alternating runs: `max` over ROWS 999 24.9 against 23.4 M rows/s,
+/// `count(v)` 30.1 against 26.5, `max` over RANGE '10s' 15.7 against 14.2)
+/// and one of 16 or more gained (`sum` 14.4 against 18.3, `avg` 14.7 against
+/// 18.3), as do groups, whose replays of their value operations gain far
 /// more: 4 aggregates over ROWS 999 went from 7.0 to 10.1 M rows/s.
-const GROUP_MIN_AGGREGATES: usize = 2;
+pub(crate) const GROUP_MIN_BYTES: usize = 16;
 
 /// Batches of at least this many rows may be visited key by key.
 const GROUP_MIN_ROWS: usize = 256;
@@ -41,9 +44,9 @@ const GROUP_MIN_KEYS: usize = 16;
 /// [`FramePass::in_batch_order`]. Keeping each key's rows in batch order is
 /// all the windows' semantics need, as keys are independent.
 pub struct FramePass {
-    /// How many aggregates over this frame keep windows (rather than only
-    /// count the frame's rows).
-    window_aggregates: usize,
+    /// Bytes of partial aggregates per row that the aggregates keeping
+    /// windows over this frame store (rather than only count its rows).
+    window_bytes: usize,
     /// Whether the rows are visited grouped by key rather than in batch
     /// order (when nothing needs to be reordered).
     grouped: bool,
@@ -72,10 +75,10 @@ pub struct FramePass {
 
 impl FramePass {
     /// An empty pass; `count_rows` when some aggregate counts the frame's
-    /// rows; `window_aggregates` aggregates keep windows.
-    pub fn new(count_rows: bool, window_aggregates: usize) -> Self {
+    /// rows; the windowed aggregates keep `window_bytes` bytes per row.
+    pub fn new(count_rows: bool, window_bytes: usize) -> Self {
         FramePass {
-            window_aggregates,
+            window_bytes,
             grouped: false,
             order: UInt32Array::from(Vec::<u32>::new()),
             positions: UInt32Array::from(Vec::<u32>::new()),
@@ -90,15 +93,15 @@ impl FramePass {
     }
 
     /// Sets the visiting order for a batch with `key_ids` out of `keys`
-    /// keys: grouped by key when the frame has [`GROUP_MIN_AGGREGATES`]
-    /// windowed aggregates, the batch [`GROUP_MIN_ROWS`] rows, and the keys
+    /// keys: grouped by key when the frame's windows keep
+    /// [`GROUP_MIN_BYTES`] per row, the batch [`GROUP_MIN_ROWS`] rows, and the keys
     /// are at least [`GROUP_MIN_KEYS`] and at most half the batch's rows (a
     /// few rows per key on average; a count per key costs no more than the
     /// batch); in batch order otherwise.
     fn set_order(&mut self, key_ids: &[u32], keys: usize) {
         let rows = key_ids.len();
         self.keys.clear();
-        self.grouped = self.window_aggregates >= GROUP_MIN_AGGREGATES
+        self.grouped = self.window_bytes >= GROUP_MIN_BYTES
             && rows >= GROUP_MIN_ROWS
             && (GROUP_MIN_KEYS..=rows / 2).contains(&keys);
         if !self.grouped {
@@ -369,7 +372,7 @@ mod tests {
     fn a_few_rows_per_key_are_visited_grouped_by_key_in_batch_order() {
         // 20 keys, 400 rows: key of row r is (r * 7) % 20.
         let key_ids: Vec<u32> = (0..400u32).map(|r| (r * 7) % 20).collect();
-        let mut pass = FramePass::new(false, 2);
+        let mut pass = FramePass::new(false, GROUP_MIN_BYTES);
         pass.set_order(&key_ids, 20);
         assert!(pass.grouped);
         let order: Vec<usize> = (0..400).map(|i| pass.batch_row(i)).collect();
@@ -394,7 +397,7 @@ mod tests {
 
     #[test]
     fn many_keys_few_keys_or_a_small_batch_keep_batch_order() {
-        let mut pass = FramePass::new(false, 2);
+        let mut pass = FramePass::new(false, GROUP_MIN_BYTES);
         for (rows, keys) in [(400u32, 300u32), (400, 8), (100, 20)] {
             let key_ids: Vec<u32> = (0..rows).map(|r| r % keys).collect();
             pass.set_order(&key_ids, keys as usize);

@@ -352,7 +352,7 @@ impl<const W: usize> Drop for SharedWindows<W> {
 }
 
 /// The layout of an aggregate's partial aggregate.
-struct AggLayout;
+pub(crate) struct AggLayout;
 
 impl AggregateVisitor for AggLayout {
     type Output = Layout;

@@ -51,6 +51,16 @@ struct CompiledAggregate {
     operator: Option<Box<dyn AggregateOperator>>,
 }
 
+/// Bytes per row that `function`'s window stores: its partial aggregate's
+/// size. A user-defined aggregate's is not known here; it counts as large
+/// enough for its rows to be visited key by key.
+fn window_bytes_per_row(function: &AggregateFunction) -> usize {
+    match function {
+        AggregateFunction::Builtin(resolved) => resolved.visit(group::AggLayout).size(),
+        AggregateFunction::User(_) => crate::frame::GROUP_MIN_BYTES,
+    }
+}
+
 /// Whether `call` is the number of rows in its frame (`count(*)` or
 /// `row_number()` without FILTER), which the frame pass knows: it then
 /// needs no window, and no field in a shared window's records.
@@ -141,7 +151,8 @@ impl CompiledQuery {
                     plan.aggregates
                         .iter()
                         .filter(|a| a.window == index && !counts_frame_rows(a))
-                        .count(),
+                        .map(|a| window_bytes_per_row(&a.function))
+                        .sum(),
                 ),
                 visited: VisitedArgs::default(),
             });
