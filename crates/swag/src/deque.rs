@@ -590,18 +590,6 @@ impl<T> ChunkedDeque<T> {
         self.front == self.end
     }
 
-    /// The head block (null before the first push).
-    #[inline(always)]
-    fn head(&self) -> *mut Block<T> {
-        self.head
-    }
-
-    /// The tail block (null before the first push).
-    #[inline(always)]
-    fn tail(&self) -> *mut Block<T> {
-        self.tail
-    }
-
     /// Appends `value` at the back. **Worst-case O(1)**: writes one slot and,
     /// when that fills the tail block, links one block (the spare if it is
     /// large enough, else a fresh allocation).
@@ -622,7 +610,7 @@ impl<T> ChunkedDeque<T> {
             if Block::<T>::LARGE {
                 // A large value is written line by line: fetch the slots
                 // coming next first. (`end` stays inside the tail.)
-                Block::prefetch_stream_forward(self.tail(), self.end);
+                Block::prefetch_stream_forward(self.tail, self.end);
             }
             (*self.cursor_end().element()).write(value);
         }
@@ -632,7 +620,7 @@ impl<T> ChunkedDeque<T> {
     /// Allocates the first block if there is none yet.
     #[inline]
     fn ensure_tail(&mut self) {
-        if self.tail().is_null() {
+        if self.tail.is_null() {
             self.link_first_block();
         }
     }
@@ -661,7 +649,7 @@ impl<T> ChunkedDeque<T> {
         // SAFETY: `tail` is allocated (struct invariant after `ensure_tail`).
         unsafe {
             self.end += 1;
-            if self.end == (*self.tail()).limit {
+            if self.end == (*self.tail).limit {
                 self.link_tail();
             } else {
                 self.end_slot = self.end_slot.wrapping_byte_add(Block::<T>::STRIDE);
@@ -733,9 +721,9 @@ impl<T> ChunkedDeque<T> {
             let taken = take(self.cursor_front().element());
             self.front += 1;
             // Queries read the front: keep it coming like a cursor.
-            if Block::moved_forward(self.head(), self.front, self.prefetches_ahead()) {
+            if Block::moved_forward(self.head, self.front, self.prefetches_ahead()) {
                 // `end >= front` lies in a later block, which is linked.
-                let drained = self.head();
+                let drained = self.head;
                 let head = (*drained).next;
                 (*head).prev = ptr::null_mut();
                 (*drained).prev = ptr::null_mut();
@@ -763,8 +751,8 @@ impl<T> ChunkedDeque<T> {
         // which exists because `front < end`. The slot at `end - 1` is
         // initialized; it is read once and then left uninitialized.
         let value = unsafe {
-            if self.end == (*self.tail()).start {
-                let emptied = self.tail();
+            if self.end == (*self.tail).start {
+                let emptied = self.tail;
                 let tail = (*emptied).prev;
                 (*tail).next = ptr::null_mut();
                 self.tail = tail;
@@ -828,7 +816,7 @@ impl<T> ChunkedDeque<T> {
             Block::<T>::layout(unsafe { (*b).cap }).size()
         };
         let mut total = 0;
-        let mut b = self.head();
+        let mut b = self.head;
         while !b.is_null() {
             total += block_bytes(b);
             // SAFETY: as above; `next` is null or another owned block.
@@ -891,7 +879,7 @@ impl<T> ChunkedDeque<T> {
     /// for rebuilding cursors after a clone, never on a hot path.
     pub(crate) fn cursor_at(&self, pos: usize) -> Cursor<T> {
         debug_assert!(self.front <= pos && pos <= self.end);
-        let mut block = self.head();
+        let mut block = self.head;
         // SAFETY: walks linked, owned blocks; `pos <= end` lies in one of
         // them, which then holds it.
         unsafe {
@@ -1035,9 +1023,9 @@ impl<T> ChunkedDeque<T> {
         // SAFETY: `block` is exclusively owned; `tail` is allocated.
         unsafe {
             Block::place_at(block, self.end);
-            (*block).prev = self.tail();
+            (*block).prev = self.tail;
             (*block).next = ptr::null_mut();
-            (*self.tail()).next = block;
+            (*self.tail).next = block;
         }
         self.tail = block;
         self.end_slot = Block::base(block);
@@ -1080,8 +1068,8 @@ impl<T> ChunkedDeque<T> {
 
     fn debug_check(&self) {
         #[cfg(debug_assertions)]
-        if !self.head().is_null() {
-            let (head, tail) = (self.head(), self.tail());
+        if !self.head.is_null() {
+            let (head, tail) = (self.head, self.tail);
             // SAFETY: head and tail are allocated blocks of this deque.
             unsafe {
                 debug_assert!((*head).start <= self.front && self.front < (*head).limit);
@@ -1172,7 +1160,7 @@ impl<T> Drop for ChunkedDeque<T> {
         if mem::needs_drop::<T>() {
             self.clear();
         }
-        let mut b = self.head();
+        let mut b = self.head;
         while !b.is_null() {
             // SAFETY: every linked block is owned; its elements were dropped
             // above (or need no drop), so freeing the slots drops nothing.
@@ -1269,7 +1257,7 @@ mod tests {
     /// block is page-aligned.
     fn blocks(q: &ChunkedDeque<u64>) -> Vec<(usize, bool)> {
         let mut out = Vec::new();
-        let mut b = q.head();
+        let mut b = q.head;
         while !b.is_null() {
             // SAFETY: walks the deque's own linked blocks.
             unsafe {
