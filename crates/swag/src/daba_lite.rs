@@ -131,45 +131,20 @@ impl<M: Monoid> DabaLite<M> {
     /// `[F, B)` is never empty here: the size invariant gives
     /// `|[F,B)| = |[L,B)| + 1 + |[B,E)|` before the operation, an insert does
     /// not move `F` or `B`, and an evict that empties `[F, B)` empties the window.
-    ///
-    /// The steps of a streaming window (see `ChunkedDeque`) are larger, so
-    /// the two cases are compiled apart and the inliner weighs each on its
-    /// own: the plain one is as small as it ever was and is inlined where it
-    /// was (inlining both always cost the engine's `sum` 8-10 %; leaving one
-    /// function with both to the inliner outlined it everywhere, 7-20 % of a
-    /// lone `Sum<u64>` window; never inlining the streaming one, 7-15 % of a
-    /// streaming window).
-    #[inline]
-    fn fixup(&mut self) {
-        if self.deque.prefetches_ahead() {
-            self.fixup_streaming();
-        } else {
-            self.fixup_in::<false>();
-        }
-    }
-
-    /// [`Self::fixup`] of a streaming window.
-    #[inline]
-    fn fixup_streaming(&mut self) {
-        self.fixup_in::<true>();
-    }
-
-    /// The body of [`Self::fixup`], with steps for a deque known to stream
-    /// (`STREAMING`) or known not to.
     #[inline(always)]
-    fn fixup_in<const STREAMING: bool>(&mut self) {
+    fn fixup(&mut self) {
         debug_assert!(!self.p.front_list_is_empty(&self.deque));
         if self.p.flip_due() {
             self.p.flip(&self.deque);
             self.agg_ra = std::mem::replace(&mut self.agg_b, self.monoid.identity());
         }
         if self.p.shift_due() {
-            self.p.shift_in::<STREAMING>(&self.deque);
+            self.p.shift(&self.deque);
         } else {
             // Shrink: *L = ΠL ⊗ aggRA; L += 1; *(A-1) = *(A-1) ⊗ ΠA; A -= 1.
             self.monoid
                 .combine_into(self.deque.get_mut(&self.p.l), &self.agg_ra);
-            if let Some(top_of_a) = self.p.shrink_in::<STREAMING>(&self.deque) {
+            if let Some(top_of_a) = self.p.shrink(&self.deque) {
                 let (target, source) = self.deque.get_pair_mut(&self.p.a, &top_of_a);
                 self.monoid.combine_into(target, source);
             }

@@ -33,16 +33,22 @@ const SLOT_LOOKAHEAD: usize = 2;
 const MAX_BLOCK_BYTES: usize = 8 * 1024;
 
 /// A deque of small elements holding at least this many bytes *streams*:
-/// cursors stepping through it prefetch [`STREAM_AHEAD_BYTES`] ahead. Such a
-/// window outgrows a core's second-level cache (2 MiB on the machine sliq is
-/// measured on), and the hardware prefetcher alone lets a cold stream stall
-/// where it changes pages: rounds of a 2^20- or 2^22-element DABA Lite had a
-/// p99.99 of 400-700 ns against 50-80 ns for a cached one.
+/// wherever a position enters a block, it prefetches the first
+/// [`STREAM_AHEAD_BYTES`] of the block after it (the last ones of the block
+/// before, for a cursor stepping back). Such a window outgrows a core's
+/// second-level cache (2 MiB on the machine sliq is measured on), and the
+/// hardware prefetcher, which stays within a page, lets a cold stream stall
+/// where it changes pages: rounds of a 2^20- or 2^22-element DABA Lite had
+/// a p99.99 of 400-700 ns against 50-80 ns for a cached one. A streaming
+/// deque's blocks are pages, so a position changes pages only where it
+/// enters a block, and a step stays one comparison: the block-end test it
+/// makes anyway. (Streaming cursors first prefetched 512 bytes ahead at
+/// every step, which cost every step of every deque a test of the mode and
+/// put both kinds of step in every caller.)
 ///
-/// Smaller deques do not: a cached window does not need it, and it costs a
-/// single window 8-10 % of its throughput; and if one of many windows (one
-/// per key), a line prefetched that far ahead would be needed only after
-/// thousands of other windows' steps.
+/// Smaller deques do not: a cached window does not need it, and if one of
+/// many windows (one per key), a line prefetched that far ahead would be
+/// needed only after thousands of other windows' steps.
 const STREAM_MIN_BYTES: usize = 1 << 20;
 
 /// A deque that streams stops streaming below this many bytes (hysteresis).
@@ -58,10 +64,11 @@ const STREAM_STOP_BYTES: usize = STREAM_MIN_BYTES / 2;
 /// engine's ROWS 999 query over 1,000 keys about 10 % of its throughput.
 const PAGE_BLOCKS_MIN_BYTES: usize = 64 * 1024;
 
-/// How far ahead, in bytes, a cursor of a streaming deque prefetches. A plain
-/// loop over four cold streams in this machine's memory had a p99.99 of
-/// 300-400 ns per round without software prefetch, about 40 ns with it at
-/// this distance.
+/// How much of the next block a position entering a block of a streaming
+/// deque prefetches. A plain loop over four cold streams in this machine's
+/// memory had a p99.99 of 300-400 ns per round without software prefetch,
+/// about 40 ns prefetching this far ahead; at a block's entry, 1 KiB or the
+/// whole next page made the tail slower (the burst of prefetches waits).
 const STREAM_AHEAD_BYTES: usize = 512;
 
 /// The size and alignment of a large deque's blocks, header included, so
@@ -256,19 +263,18 @@ impl<T> Block<T> {
         }
     }
 
-    /// For a cursor of a streaming deque (or of large elements, see
-    /// [`ChunkedDeque::prefetches_ahead`]) that has just stepped forward to
+    /// For a cursor of large elements that has just stepped forward to
     /// `pos`, in `block` or (if `pos` is its limit) just past it: prefetches
-    /// the element [`Self::stream_lookahead`] positions further, in this
-    /// block or the next, and the next block's header before it is read.
-    /// Returns whether `pos` is the block's limit (the cursor has left it):
-    /// the common case costs one comparison.
+    /// the element [`SLOT_LOOKAHEAD`] positions further, in this block or
+    /// the next, and the next block's header before it is read. Returns
+    /// whether `pos` is the block's limit (the cursor has left it): the
+    /// common case costs one comparison.
     ///
     /// # Safety
     /// `block` is a live block; `start <= pos <= limit`.
     #[inline(always)]
     unsafe fn prefetch_stream_forward(block: *mut Block<T>, pos: usize) -> bool {
-        let ahead = pos + Self::stream_lookahead();
+        let ahead = pos + SLOT_LOOKAHEAD;
         // SAFETY: by the caller's contract the header is readable.
         unsafe {
             let limit = (*block).limit;
@@ -289,59 +295,77 @@ impl<T> Block<T> {
     }
 
     /// For a position (a cursor, or the front) that has just moved forward
-    /// to `pos` in `block` or to its limit: prefetches ahead per
-    /// [`Self::prefetch_stream_forward`] if the deque `streaming` (see
-    /// [`ChunkedDeque::prefetches_ahead`]). Returns whether `pos` is the
-    /// block's limit (the position has left the block).
+    /// to `pos` in `block` or to its limit: returns whether `pos` is the
+    /// block's limit (the position has left the block), prefetching ahead
+    /// per [`Self::prefetch_stream_forward`] for large elements.
     ///
-    /// A deque that does not stream is cached, or is one of many small
-    /// windows whose owner prefetches their slots (the engine's keys), so
-    /// its steps prefetch nothing: looking for the block's end 16 steps
-    /// early cost a cached DABA Lite `sum` window a tenth of its throughput.
+    /// Small elements prefetch nothing here: a step stays one comparison,
+    /// and a streaming deque prefetches where a position enters a block
+    /// ([`ChunkedDeque::entered_forward`]).
     ///
     /// # Safety
     /// `block` is a live block; `start <= pos <= limit`.
     #[inline(always)]
-    unsafe fn moved_forward(block: *mut Block<T>, pos: usize, streaming: bool) -> bool {
+    unsafe fn moved_forward(block: *mut Block<T>, pos: usize) -> bool {
         // SAFETY: by the caller's contract.
         unsafe {
-            if streaming {
+            if Self::LARGE {
                 return Self::prefetch_stream_forward(block, pos);
             }
             pos == (*block).limit
         }
     }
 
-    /// Like [`Self::prefetch_stream_forward`] for a cursor that has just
-    /// stepped back to `pos` in `block`. The previous block's header (its
-    /// start) is prefetched as many steps before it is first read.
+    /// Like [`Self::prefetch_stream_forward`] for a cursor of large
+    /// elements that has just stepped back to `pos` in `block`. The previous
+    /// block's header (its start) is prefetched as many steps before it is
+    /// first read.
     ///
     /// # Safety
     /// `block` is a live block holding `pos`.
     #[inline(always)]
     unsafe fn prefetch_stream_backward(block: *mut Block<T>, pos: usize) {
-        let lookahead = Self::stream_lookahead();
         // SAFETY: by the caller's contract the header is readable, and a
         // linked block is live.
         unsafe {
             let (start, prev) = ((*block).start, (*block).prev);
-            if pos >= start + lookahead {
-                Self::prefetch_at(block, start, pos - lookahead);
-                if pos == start + 2 * lookahead && !prev.is_null() {
+            if pos >= start + SLOT_LOOKAHEAD {
+                Self::prefetch_at(block, start, pos - SLOT_LOOKAHEAD);
+                if pos == start + 2 * SLOT_LOOKAHEAD && !prev.is_null() {
                     crate::prefetch(prev);
                 }
             } else if !prev.is_null() {
-                Self::prefetch_at(prev, (*prev).start, pos.wrapping_sub(lookahead));
+                Self::prefetch_at(prev, (*prev).start, pos.wrapping_sub(SLOT_LOOKAHEAD));
             }
         }
     }
 
-    /// How many positions ahead a cursor of a streaming deque prefetches.
-    const fn stream_lookahead() -> usize {
-        match mem::size_of::<T>() {
-            0 => 1,
-            _ if Self::LARGE => SLOT_LOOKAHEAD,
-            size => STREAM_AHEAD_BYTES / size,
+    /// Prefetches the first [`STREAM_AHEAD_BYTES`] of `block` (its header and
+    /// first slots), if it is not null. Reads nothing.
+    #[inline(always)]
+    fn prefetch_head(block: *mut Block<T>) {
+        if block.is_null() {
+            return;
+        }
+        for line in (0..STREAM_AHEAD_BYTES).step_by(64) {
+            crate::prefetch(block.cast::<u8>().wrapping_add(line));
+        }
+    }
+
+    /// Prefetches the header of `block` and the last [`STREAM_AHEAD_BYTES`]
+    /// of its slots, if it is not null. Reads nothing: the slots' end is
+    /// taken to be a page block's (a streaming deque links page blocks, see
+    /// [`PAGE_BLOCKS_MIN_BYTES`]), so for the odd older block the prefetch
+    /// is merely wasted.
+    #[inline(always)]
+    fn prefetch_tail(block: *mut Block<T>) {
+        if block.is_null() {
+            return;
+        }
+        crate::prefetch(block);
+        let end = Self::base(block).wrapping_add(Self::PAGE_CAP).cast::<u8>();
+        for line in (64..=STREAM_AHEAD_BYTES).step_by(64) {
+            crate::prefetch(end.wrapping_sub(line));
         }
     }
 }
@@ -460,10 +484,10 @@ impl<T> Cursor<T> {
 /// window that slides at a steady size allocates nothing.
 ///
 /// A deque of small elements past 64 KiB links page-sized, page-aligned
-/// blocks, and one that outgrows the caches (1 MiB) *streams*: cursors
-/// stepping through it prefetch half a kilobyte ahead, so that the step onto
-/// a cold page does not stall (see `STREAM_MIN_BYTES`). Below half that size
-/// it stops.
+/// blocks, and one that outgrows the caches (1 MiB) *streams*: a position
+/// entering a block prefetches the start of the next one, so that the step
+/// onto a cold page does not stall (see `STREAM_MIN_BYTES`). Below half that
+/// size it stops.
 ///
 /// # Examples
 ///
@@ -579,14 +603,6 @@ impl<T> ChunkedDeque<T> {
     #[inline]
     pub fn len(&self) -> usize {
         self.end - self.front
-    }
-
-    /// Whether cursors stepping through this deque prefetch the element
-    /// they reach a few steps later: in a streaming deque, and always for
-    /// large elements.
-    #[inline(always)]
-    pub(crate) fn prefetches_ahead(&self) -> bool {
-        Block::<T>::LARGE || self.streaming
     }
 
     /// Whether the deque holds no element. **O(1).**
@@ -726,7 +742,7 @@ impl<T> ChunkedDeque<T> {
             let taken = take(self.cursor_front().element());
             self.front += 1;
             // Queries read the front: keep it coming like a cursor.
-            if Block::moved_forward(self.head, self.front, self.prefetches_ahead()) {
+            if Block::moved_forward(self.head, self.front) {
                 // `end >= front` lies in a later block, which is linked.
                 let drained = self.head;
                 let head = (*drained).next;
@@ -735,6 +751,7 @@ impl<T> ChunkedDeque<T> {
                 (*drained).next = ptr::null_mut();
                 self.head = head;
                 self.front_slot = Block::base(head);
+                self.entered_forward(head);
                 release(self, drained);
             } else {
                 self.front_slot = self.front_slot.wrapping_byte_add(Block::<T>::STRIDE);
@@ -904,19 +921,6 @@ impl<T> ChunkedDeque<T> {
     /// Moves `c` one position towards the back. Requires `c` before `end`.
     #[inline]
     pub(crate) fn step(&self, c: &mut Cursor<T>) {
-        if self.prefetches_ahead() {
-            self.step_in::<true>(c);
-        } else {
-            self.step_in::<false>(c);
-        }
-    }
-
-    /// [`Self::step`] for a deque known to stream (`STREAMING`, see
-    /// [`Self::prefetches_ahead`]) or known not to, so that callers can
-    /// compile each case apart.
-    #[inline]
-    pub(crate) fn step_in<const STREAMING: bool>(&self, c: &mut Cursor<T>) {
-        debug_assert_eq!(STREAMING, self.prefetches_ahead());
         self.debug_check_cursor(c);
         debug_assert!(c.pos() < self.end, "stepping past the end");
         let next = c.slot.wrapping_byte_add(Block::<T>::STRIDE);
@@ -924,14 +928,15 @@ impl<T> ChunkedDeque<T> {
         // invariant), so it is allocated; if `next` is past it, the successor
         // is linked because `end` lies in an allocated block.
         unsafe {
-            let left = if STREAMING {
-                Block::moved_forward(c.block, Block::cursor_pos(c.block, next), true)
+            let left = if Block::<T>::LARGE {
+                Block::prefetch_stream_forward(c.block, Block::cursor_pos(c.block, next))
             } else {
                 next == Block::cursor_limit(c.block)
             };
             if left {
                 c.block = (*c.block).next;
                 c.slot = Block::base(c.block);
+                self.entered_forward(c.block);
             } else {
                 c.slot = next;
             }
@@ -941,18 +946,6 @@ impl<T> ChunkedDeque<T> {
     /// Moves `c` one position towards the front. Requires `c` after `front`.
     #[inline]
     pub(crate) fn step_back(&self, c: &mut Cursor<T>) {
-        if self.prefetches_ahead() {
-            self.step_back_in::<true>(c);
-        } else {
-            self.step_back_in::<false>(c);
-        }
-    }
-
-    /// [`Self::step_back`] for a deque known to stream or known not to (see
-    /// [`Self::step_in`]).
-    #[inline]
-    pub(crate) fn step_back_in<const STREAMING: bool>(&self, c: &mut Cursor<T>) {
-        debug_assert_eq!(STREAMING, self.prefetches_ahead());
         self.debug_check_cursor(c);
         debug_assert!(c.pos() > self.front, "stepping before the front");
         // SAFETY: `c.block` holds `c` (cursor invariant); if `c` is its first
@@ -962,11 +955,38 @@ impl<T> ChunkedDeque<T> {
             if c.slot == Block::base(c.block) {
                 c.block = (*c.block).prev;
                 c.slot = Block::cursor_limit(c.block);
+                self.entered_backward(c.block);
             }
             c.slot = c.slot.wrapping_byte_sub(Block::<T>::STRIDE);
-            if STREAMING {
+            if Block::<T>::LARGE {
                 Block::prefetch_stream_backward(c.block, Block::cursor_pos(c.block, c.slot));
             }
+        }
+    }
+
+    /// After a position moved forward into `block`: in a streaming deque,
+    /// prefetches the start of the block after it (see [`STREAM_MIN_BYTES`]).
+    ///
+    /// # Safety
+    /// `block` is a live block of this deque.
+    #[inline(always)]
+    unsafe fn entered_forward(&self, block: *mut Block<T>) {
+        if self.streaming {
+            // SAFETY: by the caller's contract the header is readable.
+            Block::prefetch_head(unsafe { (*block).next });
+        }
+    }
+
+    /// After a cursor moved back into `block`: in a streaming deque,
+    /// prefetches the end of the block before it (see [`STREAM_MIN_BYTES`]).
+    ///
+    /// # Safety
+    /// `block` is a live block of this deque.
+    #[inline(always)]
+    unsafe fn entered_backward(&self, block: *mut Block<T>) {
+        if self.streaming {
+            // SAFETY: by the caller's contract the header is readable.
+            Block::prefetch_tail(unsafe { (*block).prev });
         }
     }
 

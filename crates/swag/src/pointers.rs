@@ -85,19 +85,8 @@ impl<E> Pointers<E> {
     /// element moves from one to the other by moving `L = R = A` one step.
     #[inline]
     pub(crate) fn shift(&mut self, deque: &ChunkedDeque<E>) {
-        if deque.prefetches_ahead() {
-            self.shift_in::<true>(deque);
-        } else {
-            self.shift_in::<false>(deque);
-        }
-    }
-
-    /// [`Self::shift`] for a deque known to stream or not (see
-    /// `ChunkedDeque::step_in`).
-    #[inline]
-    pub(crate) fn shift_in<const STREAMING: bool>(&mut self, deque: &ChunkedDeque<E>) {
         debug_assert!(self.l == self.a);
-        deque.step_in::<STREAMING>(&mut self.a);
+        deque.step(&mut self.a);
         self.l = self.a;
     }
 
@@ -106,22 +95,9 @@ impl<E> Pointers<E> {
     /// (the caller then folds `ΠA = *A_old` into the new `*A`).
     #[inline]
     pub(crate) fn shrink(&mut self, deque: &ChunkedDeque<E>) -> Option<Cursor<E>> {
-        if deque.prefetches_ahead() {
-            self.shrink_in::<true>(deque)
-        } else {
-            self.shrink_in::<false>(deque)
-        }
-    }
-
-    /// [`Self::shrink`] for a deque known to stream or not.
-    #[inline]
-    pub(crate) fn shrink_in<const STREAMING: bool>(
-        &mut self,
-        deque: &ChunkedDeque<E>,
-    ) -> Option<Cursor<E>> {
-        deque.step_in::<STREAMING>(&mut self.l);
+        deque.step(&mut self.l);
         let top_of_a = self.a;
-        deque.step_back_in::<STREAMING>(&mut self.a);
+        deque.step_back(&mut self.a);
         (top_of_a != self.b).then_some(top_of_a)
     }
 

@@ -39,7 +39,10 @@ impl<M: Monoid> TwoStacksLite<M> {
         self.deque.heap_bytes()
     }
 
-    /// Turns the back part into suffix aggregates, youngest first.
+    /// Turns the back part into suffix aggregates, youngest first. Out of
+    /// line: it runs once per n evicts, and inlined its loop would sit in
+    /// the middle of every caller's.
+    #[inline(never)]
     fn flip(&mut self) {
         let front = self.deque.cursor_front();
         let end = self.deque.cursor_end();
