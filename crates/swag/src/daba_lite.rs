@@ -69,11 +69,11 @@ impl<M: Monoid> DabaLite<M> {
         self.deque.heap_bytes()
     }
 
-    /// Puts every pointer at the end after the window became empty or got its
-    /// first value: that value (if any) is its own front aggregate `[F, B)`.
+    /// Puts every pointer at the end after the window got its first value:
+    /// that value is its own front aggregate `[F, B)`.
     ///
     /// `agg_b` is already the identity because `B = E` held before (the back
-    /// list is empty in an empty window and in a one-value window). `agg_ra`
+    /// list is empty in an empty window). `agg_ra`
     /// may keep a stale value: it is read only while `L ≠ R`, which only a
     /// flip establishes, and a flip overwrites it first.
     #[inline]
@@ -175,7 +175,7 @@ impl<M: Monoid> FifoAggregator<M> for DabaLite<M> {
             return false;
         }
         if self.deque.is_empty() {
-            self.reset_pointers();
+            self.p.debug_check_emptied(&self.deque);
         } else {
             self.fixup();
         }

@@ -101,6 +101,20 @@ impl<E> Pointers<E> {
         (top_of_a != self.b).then_some(top_of_a)
     }
 
+    /// After an evict emptied the window: the pointers are at the end
+    /// already, because the one-value window it left had `L = A = B = E`
+    /// (the size invariant gives `|[L,B)| = 0` and `B = E`), so no store is
+    /// needed. Checks that (debug builds only).
+    #[inline]
+    pub(crate) fn debug_check_emptied(&self, deque: &ChunkedDeque<E>) {
+        debug_assert!(deque.is_empty());
+        let end = deque.cursor_end();
+        debug_assert!(
+            self.l == end && self.a == end && self.b == end,
+            "pointers of an emptied window not at its end"
+        );
+    }
+
     /// Checks the order and size invariants (debug builds only).
     #[inline]
     pub(crate) fn debug_check(&self, deque: &ChunkedDeque<E>) {

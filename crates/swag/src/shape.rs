@@ -138,7 +138,7 @@ impl<T: Copy> DabaLiteShape<T> {
         ops.drop_value(self.slot(&front));
         self.deque.drop_front_deferred(retired);
         if self.deque.is_empty() {
-            self.reset_pointers();
+            self.p.debug_check_emptied(&self.deque);
         } else {
             self.fixup(ops);
         }
@@ -171,8 +171,8 @@ impl<T: Copy> DabaLiteShape<T> {
         self.p = Pointers::at_end(&self.deque);
     }
 
-    /// After the window became empty or got its first value, as in
-    /// `DabaLite`: no value operation (`agg_b` is the identity already, and
+    /// After the window got its first value, as in `DabaLite`: no value
+    /// operation (`agg_b` is the identity already, and
     /// a stale `agg_ra` is replaced by the next flip before it is read).
     #[inline]
     fn reset_pointers(&mut self) {
