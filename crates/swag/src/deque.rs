@@ -273,7 +273,7 @@ impl<T> Block<T> {
     /// # Safety
     /// `block` is a live block; `start <= pos <= limit`.
     #[inline(always)]
-    unsafe fn prefetch_stream_forward(block: *mut Block<T>, pos: usize) -> bool {
+    unsafe fn prefetch_large_ahead(block: *mut Block<T>, pos: usize) -> bool {
         let ahead = pos + SLOT_LOOKAHEAD;
         // SAFETY: by the caller's contract the header is readable.
         unsafe {
@@ -297,7 +297,7 @@ impl<T> Block<T> {
     /// For a position (a cursor, or the front) that has just moved forward
     /// to `pos` in `block` or to its limit: returns whether `pos` is the
     /// block's limit (the position has left the block), prefetching ahead
-    /// per [`Self::prefetch_stream_forward`] for large elements.
+    /// per [`Self::prefetch_large_ahead`] for large elements.
     ///
     /// Small elements prefetch nothing here: a step stays one comparison,
     /// and a streaming deque prefetches where a position enters a block
@@ -310,13 +310,13 @@ impl<T> Block<T> {
         // SAFETY: by the caller's contract.
         unsafe {
             if Self::LARGE {
-                return Self::prefetch_stream_forward(block, pos);
+                return Self::prefetch_large_ahead(block, pos);
             }
             pos == (*block).limit
         }
     }
 
-    /// Like [`Self::prefetch_stream_forward`] for a cursor of large
+    /// Like [`Self::prefetch_large_ahead`] for a cursor of large
     /// elements that has just stepped back to `pos` in `block`. The previous
     /// block's header (its start) is prefetched as many steps before it is
     /// first read.
@@ -324,7 +324,7 @@ impl<T> Block<T> {
     /// # Safety
     /// `block` is a live block holding `pos`.
     #[inline(always)]
-    unsafe fn prefetch_stream_backward(block: *mut Block<T>, pos: usize) {
+    unsafe fn prefetch_large_behind(block: *mut Block<T>, pos: usize) {
         // SAFETY: by the caller's contract the header is readable, and a
         // linked block is live.
         unsafe {
@@ -631,7 +631,7 @@ impl<T> ChunkedDeque<T> {
             if Block::<T>::LARGE {
                 // A large value is written line by line: fetch the slots
                 // coming next first. (`end` stays inside the tail.)
-                Block::prefetch_stream_forward(self.tail, self.end);
+                Block::prefetch_large_ahead(self.tail, self.end);
             }
             (*self.cursor_end().element()).write(value);
         }
@@ -929,7 +929,7 @@ impl<T> ChunkedDeque<T> {
         // is linked because `end` lies in an allocated block.
         unsafe {
             let left = if Block::<T>::LARGE {
-                Block::prefetch_stream_forward(c.block, Block::cursor_pos(c.block, next))
+                Block::prefetch_large_ahead(c.block, Block::cursor_pos(c.block, next))
             } else {
                 next == Block::cursor_limit(c.block)
             };
@@ -959,7 +959,7 @@ impl<T> ChunkedDeque<T> {
             }
             c.slot = c.slot.wrapping_byte_sub(Block::<T>::STRIDE);
             if Block::<T>::LARGE {
-                Block::prefetch_stream_backward(c.block, Block::cursor_pos(c.block, c.slot));
+                Block::prefetch_large_behind(c.block, Block::cursor_pos(c.block, c.slot));
             }
         }
     }
