@@ -367,17 +367,13 @@ impl<S: Storage> Lite<S> {
 
     #[inline(always)]
     fn insert_checked(&mut self, v: u64) {
-        let first = self.storage.is_empty();
-        if !first {
-            self.agg_b = self.agg_b.wrapping_add(v);
+        if !self.storage.is_empty() {
+            return self.insert(v);
         }
+        // The first value is its own front aggregate: every pointer at the end.
         self.storage.push_back(v);
-        if first {
-            let end = self.storage.end();
-            (self.l, self.a, self.b) = (end, end, end);
-        } else {
-            self.fixup();
-        }
+        let end = self.storage.end();
+        (self.l, self.a, self.b) = (end, end, end);
     }
 
     #[inline(always)]
