@@ -578,6 +578,51 @@ fn statements_create_describe_show_insert_set_drop() {
 }
 
 #[test]
+fn execute_each_hands_over_each_result_before_the_next_statement_runs() {
+    let engine = Engine::new();
+    let mut seen = Vec::new();
+    let result = engine.execute_each(
+        "CREATE STREAM t (ts BIGINT, x DOUBLE); SELECT sum(x) OVER (ROWS 1 PRECEDING) AS s FROM t; \
+         SHOW QUERIES; SELECT nope FROM t; SHOW STREAMS",
+        |executed| {
+            // Each statement's effect is visible when its result arrives.
+            let queries = engine.queries().len();
+            let label = match executed {
+                Executed::StreamCreated(s) => format!("created {} ({queries} queries)", s.name()),
+                Executed::Query(q) => {
+                    drop(q); // dropping the handle unregisters it at once
+                    format!("query ({queries} queries)")
+                }
+                Executed::Queries(v) => format!("{} queries listed", v.len()),
+                other => format!("{other:?}"),
+            };
+            seen.push(label);
+            Ok::<_, EngineError>(())
+        },
+    );
+    assert!(
+        matches!(&result, Err(EngineError::Sql(e)) if e.to_string().contains("unknown column 'nope'")),
+        "{result:?}"
+    );
+    assert_eq!(
+        seen,
+        [
+            "created t (0 queries)",
+            "query (1 queries)",
+            "0 queries listed"
+        ]
+    );
+    // A syntax error anywhere runs nothing.
+    let mut ran = 0;
+    let result = engine.execute_each("DROP STREAM t; SELEKT", |_| {
+        ran += 1;
+        Ok::<_, EngineError>(())
+    });
+    assert!(result.is_err() && ran == 0);
+    assert_eq!(engine.streams().len(), 1);
+}
+
+#[test]
 fn late_rows_emit_null_and_are_counted_or_rejected() {
     let (engine, s) = engine_with_s();
     let q = engine.query("SELECT key, count(*) OVER (RANGE '10s') AS c, count(*) OVER (ROWS 5 PRECEDING) AS r FROM s GROUP BY key").unwrap();

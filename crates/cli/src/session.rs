@@ -205,12 +205,11 @@ impl Session {
         Ok(())
     }
 
-    /// Runs every statement of `sql` in order, printing results.
+    /// Runs the statements of `sql` in order, each to its end (a `SELECT`
+    /// over a file replays it) before the next one starts, printing results.
     pub fn run(&mut self, sql: &str) -> Result<(), SessionError> {
-        for executed in self.engine.execute(sql)? {
-            self.show(executed)?;
-        }
-        Ok(())
+        let engine = self.engine.clone();
+        engine.execute_each(sql, |executed| self.show(executed))
     }
 
     fn show(&mut self, executed: Executed) -> Result<(), SessionError> {

@@ -1199,3 +1199,49 @@ fn a_query_over_a_stream_nothing_feeds_fails_instead_of_waiting() {
     );
     assert!(stdout(&out).is_empty());
 }
+
+#[test]
+fn each_select_of_a_script_replays_its_file_once_after_the_one_before() {
+    // Registered all at once, the second query would also see the first
+    // replay's rows (printing them twice) and reach its LIMIT during it.
+    let out = csv_script(
+        "twice.csv",
+        DATA.as_bytes(),
+        "CREATE STREAM s (seq BIGINT, ts BIGINT, key VARCHAR, v DOUBLE) WITH (path = '{path}', event_time = 'ts'); \
+         SELECT seq FROM s WHERE seq < 2; \
+         SELECT seq, max(v) OVER (ROWS 9 PRECEDING) AS m FROM s GROUP BY key LIMIT 2; \
+         SELECT seq FROM s WHERE seq < 2 LIMIT 1;",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "seq\n0\n1\nseq,m\n0,5.0\n1,1.5\nseq\n0\n");
+}
+
+#[test]
+fn a_failing_statement_leaves_the_ones_before_it_in_effect() {
+    // The REPL reads piped statements too; the first line's CREATE runs,
+    // its SELECT fails, and the stream keeps its file for the next line.
+    let path = scratch("kept.csv", DATA.as_bytes());
+    let mut child = sliq()
+        .args(["--no-demo", "--format", "csv"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sliq starts");
+    let script = format!(
+        "CREATE STREAM s (seq BIGINT, ts BIGINT, key VARCHAR, v DOUBLE) WITH (path = '{}', event_time = 'ts'); SELECT nope FROM s;\n\
+         SELECT seq FROM s LIMIT 1;\n",
+        path.display()
+    );
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(script.as_bytes()).expect("writes");
+    drop(stdin);
+    let out = child.wait_with_output().expect("sliq ends");
+    assert!(
+        stderr(&out).contains("unknown column 'nope' in stream 's'"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("no source"), "{}", stderr(&out));
+    assert!(stdout(&out).ends_with("seq\n0\n"), "{}", stdout(&out));
+}

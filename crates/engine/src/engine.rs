@@ -570,16 +570,38 @@ impl Engine {
     }
 
     /// Runs every statement of `sql` in order, stopping at the first error.
+    ///
+    /// All the statements run before this returns: the queries of several
+    /// `SELECT`s are all registered, and see the same rows. A failing
+    /// statement leaves the ones before it done (a stream created, say);
+    /// [`Engine::execute_each`] hands each one's result over as it runs.
     pub fn execute(&self, sql: &str) -> Result<Vec<Executed>, EngineError> {
-        // Plan one statement at a time: a CREATE STREAM must exist before
-        // the next statement is bound.
-        let statements = sliq_sql::parse_statements(sql)?;
         let mut results = Vec::new();
-        for statement in &statements {
-            let planned = sliq_sql::plan_parsed(statement, sql, &EngineCatalog(&self.inner))?;
-            results.push(self.run(planned)?);
-        }
+        self.execute_each(sql, |executed| {
+            results.push(executed);
+            Ok::<_, EngineError>(())
+        })?;
         Ok(results)
+    }
+
+    /// Runs the statements of `sql` one after another, calling `each` with a
+    /// statement's result before the next statement is planned, and stops at
+    /// the first error, of a statement or of `each`. A script runner uses it
+    /// to finish with a statement (replay a `SELECT`'s source, say) before
+    /// the next one starts. A syntax error anywhere in `sql` runs nothing.
+    pub fn execute_each<E: From<EngineError>>(
+        &self,
+        sql: &str,
+        mut each: impl FnMut(Executed) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let statements = sliq_sql::parse_statements(sql).map_err(EngineError::from)?;
+        for statement in &statements {
+            // Planned only now: a CREATE STREAM before it must have run.
+            let planned = sliq_sql::plan_parsed(statement, sql, &EngineCatalog(&self.inner))
+                .map_err(EngineError::from)?;
+            each(self.run(planned)?)?;
+        }
+        Ok(())
     }
 
     fn run(&self, statement: Statement) -> Result<Executed, EngineError> {
