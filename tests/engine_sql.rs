@@ -807,6 +807,42 @@ fn planning_errors_say_what_and_where() {
             "{message}"
         );
     }
+    // A constant that cannot take the type it is compared with or cast to
+    // is the query's error, not a NULL for every row (PostgreSQL, DuckDB);
+    // the caret points at the expression that needs the cast.
+    for (sql, constant, column) in [
+        (
+            "SELECT v FROM s WHERE v > 'a'",
+            "'a' cannot be read as Float64",
+            23,
+        ),
+        (
+            "SELECT v FROM s WHERE ts IN (1, 'b')",
+            "'b' cannot be read as Int64",
+            23,
+        ),
+        (
+            "SELECT CAST('x' AS BIGINT) AS i FROM s",
+            "'x' cannot be read as Int64",
+            13,
+        ),
+    ] {
+        let message = err(sql);
+        assert!(
+            message.starts_with(&format!(
+                "the constant {constant} at line 1, column {column}\n"
+            )),
+            "{message}"
+        );
+    }
+    let q = engine
+        .query("SELECT v > '2.5' AS above, TRY_CAST('x' AS BIGINT) AS t, CAST('7' AS BIGINT) AS seven FROM s")
+        .unwrap();
+    assert_eq!(
+        q.schema().field(2).data_type(),
+        &DataType::Int64,
+        "constants cast as declared"
+    );
     assert!(err("SELECT max(v) OVER (ROWS 3 PRECEDING FROM s").starts_with("syntax error"));
     // A syntax error after EXPLAIN points into the statement explained.
     let explained = engine

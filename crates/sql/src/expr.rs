@@ -260,7 +260,7 @@ impl<'a> ExprConverter<'a> {
                     ast::CastKind::TryCast | ast::CastKind::SafeCast => {
                         Expr::TryCast(datafusion_expr::expr::TryCast::new(boxed(inner), target))
                     }
-                    _ => Expr::Cast(Cast::new(boxed(inner), target)),
+                    _ => cast_constant(Expr::Cast(Cast::new(boxed(inner), target)))?,
                 }
             }
             A::Extract { field, expr, .. } => {
@@ -465,7 +465,7 @@ impl<'a> ExprConverter<'a> {
                 "cannot use a {t} value ({e}) as {target}"
             )));
         }
-        Ok(Expr::Cast(Cast::new(Box::new(e), target.clone())))
+        cast_constant(Expr::Cast(Cast::new(Box::new(e), target.clone())))
     }
 
     fn common_type(&self, exprs: &[&Expr]) -> Result<DataType, SqlError> {
@@ -496,6 +496,31 @@ impl<'a> ExprConverter<'a> {
             op,
             Box::new(self.cast_to(r, &rt2)?),
         )))
+    }
+}
+
+/// A cast of a constant, made now: one that fails (`v > 'a'` for a DOUBLE
+/// `v`) is an error of the query, as in PostgreSQL and DuckDB, rather than
+/// a NULL for every row it meets. Any other expression is left as it is.
+fn cast_constant(e: Expr) -> Result<Expr, SqlError> {
+    let Expr::Cast(Cast { expr, field }) = &e else {
+        return Ok(e);
+    };
+    let data_type = field.data_type();
+    let Expr::Literal(value, metadata) = expr.as_ref() else {
+        return Ok(e);
+    };
+    match value.cast_to(data_type) {
+        Ok(cast) => Ok(Expr::Literal(cast, metadata.clone())),
+        Err(_) => {
+            let shown = match value.data_type() {
+                t if t.is_string() => format!("'{value}'"),
+                _ => value.to_string(),
+            };
+            Err(SqlError::plan(format!(
+                "the constant {shown} cannot be read as {data_type}"
+            )))
+        }
     }
 }
 
