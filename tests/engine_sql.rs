@@ -843,6 +843,20 @@ fn planning_errors_say_what_and_where() {
         &DataType::Int64,
         "constants cast as declared"
     );
+    // Statements naming a stream point at the name too.
+    for (sql, column) in [
+        ("DROP STREAM sx", 13),
+        ("INSERT INTO sx VALUES (1, 'a', 2.0)", 13),
+    ] {
+        let message = engine.execute(sql).unwrap_err().to_string();
+        assert!(
+            message.starts_with(&format!(
+                "unknown stream 'sx'; did you mean 's'? at line 1, column {column}\n"
+            )),
+            "{message}"
+        );
+    }
+    assert!(engine.execute("DROP STREAM IF EXISTS sx").is_ok());
     assert!(err("SELECT max(v) OVER (ROWS 3 PRECEDING FROM s").starts_with("syntax error"));
     // A syntax error after EXPLAIN points into the statement explained.
     let explained = engine

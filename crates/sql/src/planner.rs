@@ -79,10 +79,16 @@ fn plan_statement(stmt: &ast::Statement, catalog: &dyn Catalog) -> Result<Statem
             if_exists,
             ..
         } => match names.as_slice() {
-            [name] => Ok(Statement::DropStream {
-                name: object_name(name),
-                if_exists: *if_exists,
-            }),
+            [name] => {
+                let stream = object_name(name);
+                if !*if_exists && catalog.stream(&stream).is_none() {
+                    return Err(unknown_stream(&stream, catalog, location_of(name)));
+                }
+                Ok(Statement::DropStream {
+                    name: stream,
+                    if_exists: *if_exists,
+                })
+            }
             _ => Err(SqlError::unsupported(
                 "dropping several streams in one statement",
             )),
@@ -236,12 +242,13 @@ fn create_stream(create: &ast::CreateTable) -> Result<Statement, SqlError> {
 }
 
 fn plan_insert(insert: &ast::Insert, catalog: &dyn Catalog) -> Result<Statement, SqlError> {
-    let stream = match &insert.table {
-        ast::TableObject::TableName(name) => object_name(name),
-        other => return Err(SqlError::unsupported(format!("INSERT INTO {other}"))),
+    let ast::TableObject::TableName(name) = &insert.table else {
+        let other = &insert.table;
+        return Err(SqlError::unsupported(format!("INSERT INTO {other}")));
     };
+    let stream = object_name(name);
     let Some((schema, _)) = catalog.stream(&stream) else {
-        return Err(unknown_stream(&stream, catalog, None));
+        return Err(unknown_stream(&stream, catalog, location_of(name)));
     };
     let Some(source) = &insert.source else {
         return Err(SqlError::plan("INSERT needs VALUES"));
