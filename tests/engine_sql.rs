@@ -857,6 +857,25 @@ fn planning_errors_say_what_and_where() {
         );
     }
     assert!(engine.execute("DROP STREAM IF EXISTS sx").is_ok());
+    // A bad row of an INSERT is pointed at: its first value, or the value.
+    for (sql, what, column) in [
+        (
+            "INSERT INTO s VALUES (1, 'a', 2.0), (2, 'b')",
+            "INSERT row has 2 values for 3 columns",
+            38,
+        ),
+        (
+            "INSERT INTO s VALUES (1, 'a', 2.0), (2, 'b', 'x')",
+            "the constant 'x' cannot be read as Float64",
+            46,
+        ),
+    ] {
+        let message = engine.execute(sql).unwrap_err().to_string();
+        assert!(
+            message.starts_with(&format!("{what} at line 1, column {column}\n")),
+            "{message}"
+        );
+    }
     assert!(err("SELECT max(v) OVER (ROWS 3 PRECEDING FROM s").starts_with("syntax error"));
     // A syntax error after EXPLAIN points into the statement explained.
     let explained = engine

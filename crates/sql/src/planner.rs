@@ -286,11 +286,12 @@ fn plan_insert(insert: &ast::Insert, catalog: &dyn Catalog) -> Result<Statement,
     let mut rows = Vec::new();
     for row in &values.rows {
         if row.len() != columns.len() {
-            return Err(SqlError::plan(format!(
+            let error = SqlError::plan(format!(
                 "INSERT row has {} values for {} columns",
                 row.len(),
                 columns.len()
-            )));
+            ));
+            return Err(error.or_at(row.first().and_then(location_of)));
         }
         let mut out: Vec<Expr> = schema
             .fields()
@@ -299,7 +300,9 @@ fn plan_insert(insert: &ast::Insert, catalog: &dyn Catalog) -> Result<Statement,
             .collect();
         for (value, &col) in row.iter().zip(&columns) {
             let e = converter.convert(value, &mut None)?;
-            out[col] = converter.cast_to(e, schema.field(col).data_type())?;
+            out[col] = converter
+                .cast_to(e, schema.field(col).data_type())
+                .map_err(|e| e.or_at(location_of(value)))?;
         }
         rows.push(out);
     }
