@@ -136,14 +136,34 @@ impl std::fmt::Debug for MaybeF64 {
 
 impl<const MAX: bool> FloatExtreme<MAX> {
     /// The older aggregate unless the younger strictly beats it.
+    ///
+    /// Compares [`Self::rank`]s and selects rather than branching on the
+    /// values: which of two values is larger is a coin toss on most data,
+    /// and as branches they were mispredicted about twice per row of a
+    /// `max` over a ROWS window.
     #[inline]
     fn pick(older: MaybeF64, younger: MaybeF64) -> MaybeF64 {
-        match (older.get(), younger.get()) {
-            (_, None) => older,
-            (None, Some(_)) => younger,
-            (Some(x), Some(y)) if beats::<f64, MAX>(&y, &x) => younger,
-            (Some(_), Some(_)) => older,
-        }
+        let younger_wins = if MAX {
+            Self::rank(younger) > Self::rank(older)
+        } else {
+            Self::rank(younger) < Self::rank(older)
+        };
+        std::hint::select_unpredictable(younger_wins, younger, older)
+    }
+
+    /// An integer in SQL's order of the values (`-0.0` ranks as `0.0`, NaN
+    /// above every number), with "no value" ranked where it never wins:
+    /// below everything for `max`, above everything for `min`.
+    #[inline(always)]
+    fn rank(m: MaybeF64) -> i64 {
+        const NEGATIVE_ZERO: u64 = 1 << 63;
+        let bits = if m.0 == NEGATIVE_ZERO { 0 } else { m.0 } as i64;
+        // Negative floats order backwards as integers: flip all but the
+        // sign bit of those (the usual total-order key). Stored NaNs are
+        // positive (`MaybeF64::some`), so NaN ranks above +∞.
+        let ordered = bits ^ ((bits >> 63) as u64 >> 1) as i64;
+        let none = if MAX { i64::MIN } else { i64::MAX };
+        if m == MaybeF64::NONE { none } else { ordered }
     }
 }
 
@@ -446,5 +466,45 @@ mod tests {
         assert_eq!(min.combine(&nan, &big).get(), Some(f64::INFINITY));
         assert_eq!(max.combine(&max.identity(), &big), big);
         assert_eq!(max.combine(&big, &max.identity()), big);
+    }
+
+    /// Floats with the edge cases often: zeros of both signs, infinities,
+    /// NaNs (of any payload and sign), subnormals; or no value.
+    fn maybe_float() -> impl proptest::strategy::Strategy<Value = Option<f64>> {
+        use proptest::prelude::*;
+        prop_oneof![
+            1 => Just(None),
+            4 => prop_oneof![
+                Just(0.0),
+                Just(-0.0),
+                Just(f64::INFINITY),
+                Just(f64::NEG_INFINITY),
+                Just(f64::MIN_POSITIVE / 2.0),
+                Just(-f64::MIN_POSITIVE / 2.0),
+                any::<u64>().prop_map(|b| f64::from_bits(b | 0x7FF0_0000_0000_0001)),
+                -3.0..3.0f64,
+                any::<f64>(),
+            ]
+            .prop_map(Some),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+
+        /// The branch-free pick agrees bit for bit with `min` / `max` over
+        /// `Option<f64>` in SQL's order (`Extreme`), the general version.
+        #[test]
+        fn float_extreme_picks_as_extreme_does(older in maybe_float(), younger in maybe_float()) {
+            let as_stored = |v: Option<f64>| v.map_or(MaybeF64::NONE, MaybeF64::some);
+            let bits = |v: Option<f64>| v.map(|x| if x.is_nan() { f64::NAN } else { x }.to_bits());
+            let (a, b) = (as_stored(older), as_stored(younger));
+            let expected = Extreme::<f64, true>::default().combine(&older, &younger);
+            let got = FloatExtreme::<true>.combine(&a, &b);
+            proptest::prop_assert_eq!(got.get().map(f64::to_bits), bits(expected));
+            let expected = Extreme::<f64, false>::default().combine(&older, &younger);
+            let got = FloatExtreme::<false>.combine(&a, &b);
+            proptest::prop_assert_eq!(got.get().map(f64::to_bits), bits(expected));
+        }
     }
 }
