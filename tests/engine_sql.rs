@@ -1369,6 +1369,45 @@ fn scalar_functions_work_in_items_arguments_and_filters() {
 }
 
 #[test]
+fn functions_that_only_run_rewritten_are_rewritten() {
+    // coalesce and nvl2 become CASE, arrow_cast a CAST, as DataFusion's
+    // optimizer would rewrite them; called as they are, they fail.
+    let (engine, s) = engine_with_s();
+    let q = engine
+        .query(
+            "SELECT coalesce(v, -1) AS c, nvl2(v, 'y', 'n') AS n, arrow_cast(ts, 'Int32') AS t, \
+                    sum(coalesce(v, 100)) OVER (ROWS 1 PRECEDING) AS s FROM s",
+        )
+        .unwrap();
+    s.push(batch(&[
+        (1_000, Some("a"), Some(1.5)),
+        (2_000, Some("a"), None),
+    ]))
+    .unwrap();
+    let out = q.recv().unwrap();
+    assert_eq!(floats(&out, "c"), some(&[1.5, -1.0]));
+    assert_eq!(
+        strings(&out, "n"),
+        vec![Some("y".to_string()), Some("n".to_string())]
+    );
+    assert_eq!(
+        out.column_by_name("t").unwrap().data_type(),
+        &DataType::Int32
+    );
+    assert_eq!(floats(&out, "s"), some(&[1.5, 101.5]));
+    assert_eq!(q.stats().failed_results, 0);
+    // A rewrite that fails is the query's error, pointing at the function.
+    let err = engine
+        .query("SELECT arrow_cast(ts, 'Nope') AS t FROM s")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("arrow_cast: ") && err.contains("at line 1, column 8"),
+        "{err}"
+    );
+}
+
+#[test]
 fn date_functions_bucket_event_time() {
     use arrow_array::TimestampMillisecondArray;
     let engine = Engine::new();

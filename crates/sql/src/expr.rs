@@ -9,6 +9,7 @@ use std::sync::Arc;
 use arrow_schema::DataType;
 use datafusion_common::{Column, DFSchema, ScalarValue};
 use datafusion_expr::expr::{Between, BinaryExpr, Case, Cast, InList, Like};
+use datafusion_expr::simplify::{ExprSimplifyResult, SimplifyContext};
 use datafusion_expr::type_coercion::binary::{BinaryTypeCoercer, comparison_coercion};
 use datafusion_expr::{Expr, ExprSchemable, Operator};
 use sqlparser::ast::{self, BinaryOperator, Spanned, UnaryOperator, Value};
@@ -388,9 +389,22 @@ impl<'a> ExprConverter<'a> {
             .zip(&coerced)
             .map(|(a, field)| self.cast_to(a, field.data_type()))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Expr::ScalarFunction(
-            datafusion_expr::expr::ScalarFunction::new_udf(Arc::clone(udf), args),
-        ))
+        // Some functions only run rewritten into other expressions
+        // (`coalesce` into CASE, `arrow_cast` into CAST): DataFusion's
+        // optimizer asks each function for its rewrite, and so does this.
+        let context = SimplifyContext::builder()
+            .with_schema(Arc::new(self.schema.borrow().clone()))
+            .build();
+        match udf.simplify(args, &context) {
+            Ok(ExprSimplifyResult::Simplified(rewritten)) => Ok(rewritten),
+            Ok(ExprSimplifyResult::Original(args)) => Ok(Expr::ScalarFunction(
+                datafusion_expr::expr::ScalarFunction::new_udf(Arc::clone(udf), args),
+            )),
+            Err(e) => Err(SqlError::at(
+                SqlErrorKind::Plan(format!("{name}: {}", e.strip_backtrace())),
+                location,
+            )),
+        }
     }
 
     fn like(
