@@ -1366,6 +1366,17 @@ fn scalar_functions_work_in_items_arguments_and_filters() {
         err.starts_with("unknown function 'roundd'; did you mean 'round'?"),
         "{err}"
     );
+    // A wrong call names the function's form, not a bug in DataFusion.
+    let err = engine
+        .query("SELECT btrim(v) FROM s")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with(
+            "btrim(Float64) does not match any signature of btrim: expected btrim(str[, trim_str]) at line 1, column 8"
+        ),
+        "{err}"
+    );
 }
 
 #[test]

@@ -376,9 +376,15 @@ impl<'a> ExprConverter<'a> {
                 .map_err(|e| {
                     let given: Vec<String> =
                         fields.iter().map(|f| f.data_type().to_string()).collect();
+                    // DataFusion words this as an internal error and asks
+                    // for a bug report; for a query it is a wrong call.
+                    let expected = match udf.documentation() {
+                        Some(doc) => format!("expected {}", doc.syntax_example),
+                        None => e.strip_backtrace(),
+                    };
                     SqlError::at(
                         SqlErrorKind::Plan(format!(
-                            "{name}({}) does not match its signature: {e}",
+                            "{name}({}) does not match any signature of {name}: {expected}",
                             given.join(", ")
                         )),
                         location,
