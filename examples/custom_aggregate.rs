@@ -2,7 +2,8 @@
 //! consecutive values in the window — a non-commutative monoid that sliq
 //! runs in worst-case O(1) per event like any built-in.
 //!
-//! `cargo run --example custom_aggregate`
+//! `cargo run --release -p sliq --example custom_aggregate` (the workspace runs
+//! the `sliq` binary by default, so the package must be named)
 
 use std::sync::Arc;
 
