@@ -9,7 +9,9 @@
 //! as arrow's ryu, faster; timestamps digit by digit from chrono's calendar,
 //! without re-parsing a strftime format per value as arrow's display does);
 //! any other type goes through arrow's own `ArrayFormatter`, so every type
-//! arrow can print still prints the same.
+//! arrow can print still prints the same. Nested types, which arrow-csv
+//! refuses, print as arrow displays them (the table output's text), quoted:
+//! `"{min: 1.5, max: 9.0, first: 1.5, last: 9.0}"` for `m4`.
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -97,11 +99,8 @@ impl<'a> Column<'a> {
                 let fallback = ArrayFormatter::try_new(array, options)?;
                 Column::Timestamp(values, multiplier, divisor, fallback)
             }
-            nested if nested.is_nested() => {
-                return Err(ArrowError::CsvError(format!(
-                    "Nested type {nested} is not supported in CSV"
-                )));
-            }
+            // Nested types too (arrow-csv refuses them): `m4`'s struct
+            // prints as in the table output, `{min: 1.5, max: 9.0, …}`.
             _ => Column::Formatted(ArrayFormatter::try_new(array, options)?),
         })
     }
@@ -231,6 +230,18 @@ fn write_text(out: &mut Vec<u8>, text: &str) {
         }
     }
     out.push(b'"');
+}
+
+/// Appends the header line of `schema`'s columns to `out`, as arrow-csv's
+/// writer prints it (names quoted where needed), for any column types.
+pub fn encode_header(schema: &arrow_schema::Schema, out: &mut Vec<u8>) {
+    for (i, field) in schema.fields().iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_text(out, field.name());
+    }
+    out.push(b'\n');
 }
 
 /// Appends `batch`'s rows to `out` as CSV lines (no header): `,` between
@@ -407,6 +418,32 @@ mod tests {
     }
 
     #[test]
+    fn headers_print_as_arrow_csv_prints_them() {
+        let b = RecordBatch::try_from_iter([
+            ("plain", Arc::new(Int64Array::from(vec![1])) as ArrayRef),
+            (
+                "with, comma",
+                Arc::new(Int64Array::from(vec![1])) as ArrayRef,
+            ),
+            (
+                "\"quoted\"",
+                Arc::new(Int64Array::from(vec![1])) as ArrayRef,
+            ),
+            ("sum(v)", Arc::new(Int64Array::from(vec![1])) as ArrayRef),
+        ])
+        .expect("valid batch");
+        let mut header = Vec::new();
+        encode_header(&b.schema(), &mut header);
+        let mut arrow = Vec::new();
+        arrow_csv::WriterBuilder::new()
+            .with_header(true)
+            .build(&mut arrow)
+            .write(&b.slice(0, 0))
+            .expect("arrow-csv writes");
+        assert_eq!(String::from_utf8(header), String::from_utf8(arrow));
+    }
+
+    #[test]
     fn a_single_empty_cell_is_quoted() {
         let b = batch(vec![Arc::new(StringArray::from(vec![
             Some(""),
@@ -418,16 +455,26 @@ mod tests {
     }
 
     #[test]
-    fn nested_types_are_refused_as_arrow_csv_refuses_them() {
-        let inner: ArrayRef = Arc::new(Int64Array::from(vec![1]));
-        let list = arrow_array::ListArray::from_iter_primitive::<Int64Type, _, _>(vec![Some(
-            vec![Some(1)],
-        )]);
-        let b = batch(vec![inner, Arc::new(list)]);
-        let error = encode(&b, &mut Vec::new(), &mut FloatTexts::default()).expect_err("nested");
-        assert!(
-            error.to_string().contains("not supported in CSV"),
-            "{error}"
+    fn nested_types_print_as_the_table_shows_them_quoted() {
+        let inner: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
+        let list = arrow_array::ListArray::from_iter_primitive::<Int64Type, _, _>(vec![
+            Some(vec![Some(1), None]),
+            None,
+        ]);
+        let m4 = arrow_array::StructArray::from(vec![
+            (
+                Arc::new(arrow_schema::Field::new("min", DataType::Float64, true)),
+                Arc::new(Float64Array::from(vec![Some(1.5), None])) as ArrayRef,
+            ),
+            (
+                Arc::new(arrow_schema::Field::new("max", DataType::Float64, true)),
+                Arc::new(Float64Array::from(vec![9.0, 2.0])) as ArrayRef,
+            ),
+        ]);
+        let b = batch(vec![inner, Arc::new(list), Arc::new(m4)]);
+        assert_eq!(
+            ours(&b),
+            "1,\"[1, ]\",\"{min: 1.5, max: 9.0}\"\n2,,\"{min: , max: 2.0}\"\n"
         );
     }
 

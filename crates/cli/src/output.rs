@@ -195,11 +195,7 @@ impl Printer {
             live_table,
         };
         if format == OutputFormat::Csv {
-            let mut csv = arrow_csv::WriterBuilder::new()
-                .with_header(true)
-                .build(&mut printer.buffer);
-            csv.write(&RecordBatch::new_empty(schema))
-                .map_err(|e| OutputError::Failed(format!("writing CSV: {e}")))?;
+            csv_encode::encode_header(&schema, &mut printer.buffer);
         }
         Ok(printer)
     }

@@ -1245,3 +1245,19 @@ fn a_failing_statement_leaves_the_ones_before_it_in_effect() {
     assert!(!stderr(&out).contains("no source"), "{}", stderr(&out));
     assert!(stdout(&out).ends_with("seq\n0\n"), "{}", stdout(&out));
 }
+
+#[test]
+fn a_struct_result_prints_in_csv_as_the_table_shows_it() {
+    // arrow-csv refuses nested columns; m4's struct prints quoted.
+    let out = csv_script(
+        "m4.csv",
+        SMALL,
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}', event_time = 'ts'); \
+         SELECT ts, m4(v) OVER (ROWS 1 PRECEDING) AS m FROM s LIMIT 2;",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "ts,m\n1,\"{min: 1.0, max: 1.0, first: 1.0, last: 1.0}\"\n2,\"{min: 1.0, max: 5.0, first: 1.0, last: 5.0}\"\n"
+    );
+}
