@@ -65,8 +65,16 @@ pub(super) fn explain(
         fields[i] = field.as_ref().clone();
         decode(Schema::new(fields)).is_err().then(|| {
             let text = texts.column(i).as_string::<i32>().value(0);
+            // A number in a TIMESTAMP column is most likely epoch time.
+            let hint = match field.data_type() {
+                DataType::Timestamp(..) if text.trim().parse::<i64>().is_ok() => {
+                    " (a TIMESTAMP column reads dates and times such as 2012-02-22T16:46:28.967; \
+                     declare it BIGINT for epoch milliseconds)"
+                }
+                _ => "",
+            };
             format!(
-                "column '{}' ({}): cannot read '{text}'",
+                "column '{}' ({}): cannot read '{text}'{hint}",
                 field.name(),
                 field.data_type()
             )
@@ -121,6 +129,27 @@ mod tests {
         assert_eq!(
             explain(&schema(), "the stream", &csv(b';'), b"x;\"a;b\";2\n").as_deref(),
             Some("column 'seq' (Int64): cannot read 'x'")
+        );
+    }
+
+    #[test]
+    fn epoch_numbers_in_a_timestamp_column_get_a_hint() {
+        let schema = Schema::new(vec![Field::new(
+            "ts",
+            DataType::Timestamp(arrow_schema::TimeUnit::Millisecond, None),
+            true,
+        )]);
+        let reason = explain(&schema, "the stream", &csv(b','), b"1330000000014\n");
+        assert!(
+            reason.as_deref().is_some_and(|r| r.starts_with(
+                "column 'ts' (Timestamp(ms)): cannot read '1330000000014' (a TIMESTAMP column reads dates"
+            ) && r.ends_with("declare it BIGINT for epoch milliseconds)")),
+            "{reason:?}"
+        );
+        let reason = explain(&schema, "the stream", &csv(b','), b"yesterday\n");
+        assert_eq!(
+            reason.as_deref(),
+            Some("column 'ts' (Timestamp(ms)): cannot read 'yesterday'")
         );
     }
 
