@@ -623,6 +623,33 @@ fn execute_each_hands_over_each_result_before_the_next_statement_runs() {
 }
 
 #[test]
+fn group_by_a_position_keys_by_that_select_item() {
+    // As in PostgreSQL and DuckDB: GROUP BY 2 is the second item's
+    // expression, not the constant 2 (which would make one global window).
+    let out = run(
+        "SELECT ts, upper(key) AS k, count(*) OVER (ROWS UNBOUNDED PRECEDING) AS c FROM s GROUP BY 2",
+    );
+    assert_eq!(
+        ints(&out, "c"),
+        vec![Some(1), Some(1), Some(2), Some(3), Some(4), Some(2)]
+    );
+    let (engine, _s) = engine_with_s();
+    let err = |sql: &str| engine.query(sql).unwrap_err().to_string();
+    assert!(
+        err("SELECT key, count(*) OVER (ROWS 1 PRECEDING) AS c FROM s GROUP BY 3")
+            .starts_with("GROUP BY 3: the select list has 2 items at line 1, column 67"),
+    );
+    assert!(
+        err("SELECT key, count(*) OVER (ROWS 1 PRECEDING) AS c FROM s GROUP BY 1.5")
+            .starts_with("GROUP BY 1.5: a position in the select list is a whole number from 1"),
+    );
+    assert!(
+        err("SELECT *, count(*) OVER (ROWS 1 PRECEDING) AS c FROM s GROUP BY 1")
+            .contains("GROUP BY 1: the item at that position is a wildcard"),
+    );
+}
+
+#[test]
 fn late_rows_emit_null_and_are_counted_or_rejected() {
     let (engine, s) = engine_with_s();
     let q = engine.query("SELECT key, count(*) OVER (RANGE '10s') AS c, count(*) OVER (ROWS 5 PRECEDING) AS r FROM s GROUP BY key").unwrap();

@@ -171,6 +171,39 @@ fn unknown_stream(
     )
 }
 
+/// A `GROUP BY` key: a position in the select list (`GROUP BY 1`, as in
+/// PostgreSQL and DuckDB) stands for that item's expression; anything else
+/// is itself.
+fn select_item_at<'a>(
+    key: &'a ast::Expr,
+    items: &'a [SelectItem],
+) -> Result<&'a ast::Expr, SqlError> {
+    let ast::Expr::Value(value) = key else {
+        return Ok(key);
+    };
+    let ast::Value::Number(number, _) = &value.value else {
+        return Ok(key);
+    };
+    let Ok(position) = number.parse::<usize>() else {
+        return Err(SqlError::plan(format!(
+            "GROUP BY {number}: a position in the select list is a whole number from 1"
+        ))
+        .or_at(location_of(key)));
+    };
+    match position.checked_sub(1).and_then(|i| items.get(i)) {
+        Some(SelectItem::UnnamedExpr(expr) | SelectItem::ExprWithAlias { expr, .. }) => Ok(expr),
+        Some(_) => Err(SqlError::unsupported(format!(
+            "GROUP BY {number}: the item at that position is a wildcard"
+        ))
+        .or_at(location_of(key))),
+        None => Err(SqlError::plan(format!(
+            "GROUP BY {number}: the select list has {} items",
+            items.len()
+        ))
+        .or_at(location_of(key))),
+    }
+}
+
 fn create_stream(create: &ast::CreateTable) -> Result<Statement, SqlError> {
     if create.columns.is_empty() {
         return Err(SqlError::plan("CREATE STREAM needs at least one column"));
@@ -429,9 +462,10 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
     };
 
     let group_by: Vec<&ast::Expr> = match &select.group_by {
-        GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => {
-            exprs.iter().collect()
-        }
+        GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => exprs
+            .iter()
+            .map(|e| select_item_at(e, &select.projection))
+            .collect::<Result<_, _>>()?,
         GroupByExpr::Expressions(..) => {
             return Err(
                 SqlError::unsupported("GROUP BY modifiers").or_at(location_of(&select.group_by))
