@@ -622,8 +622,12 @@ fn execute_each_hands_over_each_result_before_the_next_statement_runs() {
     assert_eq!(engine.streams().len(), 1);
 }
 
+fn some_ints(xs: &[i64]) -> Vec<Option<i64>> {
+    xs.iter().copied().map(Some).collect()
+}
+
 #[test]
-fn group_by_a_position_keys_by_that_select_item() {
+fn group_by_a_position_or_an_alias_keys_by_that_select_item() {
     // As in PostgreSQL and DuckDB: GROUP BY 2 is the second item's
     // expression, not the constant 2 (which would make one global window).
     let out = run(
@@ -632,6 +636,22 @@ fn group_by_a_position_keys_by_that_select_item() {
     assert_eq!(
         ints(&out, "c"),
         vec![Some(1), Some(1), Some(2), Some(3), Some(4), Some(2)]
+    );
+    // So is the alias of a select item, unless a column has that name.
+    let out = run(
+        "SELECT ts, v > 2 AS big, count(*) OVER (ROWS UNBOUNDED PRECEDING) AS c FROM s GROUP BY big",
+    );
+    assert_eq!(
+        ints(&out, "c"),
+        vec![Some(1), Some(1), Some(2), Some(3), Some(2), Some(4)]
+    );
+    let out = run(
+        "SELECT ts, upper(key) AS v, count(*) OVER (ROWS UNBOUNDED PRECEDING) AS c FROM s GROUP BY v",
+    );
+    assert_eq!(
+        ints(&out, "c"),
+        some_ints(&[1; 6]),
+        "v is the stream's column"
     );
     let (engine, _s) = engine_with_s();
     let err = |sql: &str| engine.query(sql).unwrap_err().to_string();

@@ -171,13 +171,33 @@ fn unknown_stream(
     )
 }
 
-/// A `GROUP BY` key: a position in the select list (`GROUP BY 1`, as in
-/// PostgreSQL and DuckDB) stands for that item's expression; anything else
-/// is itself.
+/// A `GROUP BY` key: a position in the select list (`GROUP BY 1`) or the
+/// alias of a select item that is not also a column of the stream stands for
+/// that item's expression, as in PostgreSQL and DuckDB; anything else is
+/// itself.
 fn select_item_at<'a>(
     key: &'a ast::Expr,
     items: &'a [SelectItem],
+    stream: &Schema,
 ) -> Result<&'a ast::Expr, SqlError> {
+    if let ast::Expr::Identifier(name) = key {
+        let is_column = stream
+            .fields()
+            .iter()
+            .any(|f| f.name().eq_ignore_ascii_case(&name.value));
+        let aliased = items.iter().find_map(|item| match item {
+            SelectItem::ExprWithAlias { expr, alias }
+                if alias.value.eq_ignore_ascii_case(&name.value) =>
+            {
+                Some(expr)
+            }
+            _ => None,
+        });
+        return Ok(match aliased {
+            Some(expr) if !is_column => expr,
+            _ => key,
+        });
+    }
     let ast::Expr::Value(value) = key else {
         return Ok(key);
     };
@@ -464,7 +484,7 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
     let group_by: Vec<&ast::Expr> = match &select.group_by {
         GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => exprs
             .iter()
-            .map(|e| select_item_at(e, &select.projection))
+            .map(|e| select_item_at(e, &select.projection, &input_schema))
             .collect::<Result<_, _>>()?,
         GroupByExpr::Expressions(..) => {
             return Err(
