@@ -114,10 +114,14 @@ impl Completer for SliqHelper {
         pos: usize,
         _: &Context<'_>,
     ) -> rustyline::Result<(usize, Vec<String>)> {
-        let start = line[..pos]
-            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .map_or(0, |i| i + 1);
-        let word = &line[start..pos];
+        let before = line.get(..pos).unwrap_or(line);
+        // The word under the cursor starts after the last character that
+        // cannot be in one (which may take several bytes, as `…` does).
+        let start = before
+            .char_indices()
+            .rfind(|&(_, c)| !(c.is_alphanumeric() || c == '_'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let word = &before[start..];
         if word.is_empty() {
             return Ok((pos, Vec::new()));
         }
@@ -296,5 +300,8 @@ mod tests {
         assert_eq!(complete("SHOW FUNC").1, vec!["FUNCTIONS".to_string()]);
         assert_eq!(complete("SELECT QUAL").1, vec!["QUALIFY".to_string()]);
         assert_eq!(complete("SELECT row_n").1, vec!["row_number".to_string()]);
+        // A word after a character of several bytes.
+        assert_eq!(complete("SELECT …SEL"), (10, vec!["SELECT".to_string()]));
+        assert_eq!(complete("SELECT 'é'"), (11, Vec::<String>::new()));
     }
 }
