@@ -383,13 +383,20 @@ impl SourceSpec {
                     what: what.clone(),
                     message: e.to_string(),
                 })?;
+                let watched = match follow {
+                    true => Some(file.try_clone().map_err(|e| SourceError::Io {
+                        what: what.clone(),
+                        message: e.to_string(),
+                    })?),
+                    false => None,
+                };
                 let input = Box::new(Counting {
                     inner: file,
                     bytes: progress,
                 });
                 let live = Liveness {
                     live: *follow,
-                    follow: *follow,
+                    follow: watched,
                     stop,
                 };
                 text_reader(input, what, schema, *text, live)?
@@ -397,7 +404,7 @@ impl SourceSpec {
             SourceSpec::Stdin { text } => {
                 let live = Liveness {
                     live: true,
-                    follow: false,
+                    follow: None,
                     stop,
                 };
                 text_reader(Box::new(io::stdin()), "stdin".into(), schema, *text, live)?
@@ -406,7 +413,7 @@ impl SourceSpec {
                 let input = listen_tcp(listen)?;
                 let live = Liveness {
                     live: true,
-                    follow: false,
+                    follow: None,
                     stop,
                 };
                 text_reader(input, listen.clone(), schema, *text, live)?
@@ -592,7 +599,9 @@ fn forward_lines(client: TcpStream, out: &Mutex<io::PipeWriter>) {
 /// waiting for a full batch) and followed (wait at end of file).
 struct Liveness {
     live: bool,
-    follow: bool,
+    /// The file being followed (a handle sharing the reader's offset), to
+    /// tell when it was truncated.
+    follow: Option<File>,
     stop: Arc<AtomicBool>,
 }
 

@@ -766,6 +766,36 @@ fn follow_mode_reads_lines_appended_while_it_runs() {
     let _ = child.wait();
 }
 
+#[test]
+fn a_followed_file_truncated_in_place_is_read_again_from_its_start() {
+    // Log rotation by copytruncate: the file empties, then grows again,
+    // header first. Its new lines must not be lost past the old offset.
+    let path = scratch("rotated.csv", b"ts,v\n1,1.5\n2,2.5\n");
+    let sql = format!(
+        "CREATE STREAM r (ts BIGINT, v DOUBLE) WITH (path = '{}', follow = true); \
+         SELECT ts, sum(v) OVER (ROWS 1 PRECEDING) AS s FROM r;",
+        path.display()
+    );
+    let mut child = sliq()
+        .args(["--format", "csv", "-c", &sql])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = lines_of(child.stdout.take().unwrap());
+    let err = lines_of(child.stderr.take().unwrap());
+    assert_eq!(next_line(&out), "ts,s");
+    assert_eq!(next_line(&out), "1,1.5");
+    assert_eq!(next_line(&out), "2,4.0");
+    std::fs::write(&path, b"").unwrap();
+    assert_eq!(next_line(&err), "created stream r");
+    assert!(next_line(&err).ends_with("rotated.csv: truncated; reading it again from the start"));
+    std::fs::write(&path, b"ts,v\n3,10\n").unwrap();
+    assert_eq!(next_line(&out), "3,12.5");
+    child.kill().unwrap();
+    let _ = child.wait();
+}
+
 /// A `sliq` counting rows per key `k` of a TCP source on a free port, once
 /// it listens and has printed its header: the child, its port, and its
 /// stdout and stderr lines.

@@ -11,7 +11,7 @@
 //! one record among them) is named by its number and failed on or skipped
 //! (`on_error`).
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Seek};
 use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -428,6 +428,27 @@ impl Lines {
             .map_err(|e| SourceError::Options(e.to_string()))
     }
 
+    /// Whether the followed file is now shorter than what was read of it;
+    /// if so, the reader is moved back to its start.
+    fn truncated(&mut self) -> Result<bool, SourceError> {
+        let Some(file) = &mut self.live.follow else {
+            return Ok(false);
+        };
+        let io_error = |e: std::io::Error| SourceError::Io {
+            what: self.what.clone(),
+            message: e.to_string(),
+        };
+        // At the end of input the read buffer is empty, so the shared
+        // offset is where the reading stands.
+        let read = file.stream_position().map_err(io_error)?;
+        let length = file.metadata().map_err(io_error)?.len();
+        if length >= read {
+            return Ok(false);
+        }
+        file.seek(std::io::SeekFrom::Start(0)).map_err(io_error)?;
+        Ok(true)
+    }
+
     /// The next complete line, appended to `chunk`; false at the end of the input.
     fn read_line(&mut self, chunk: &mut Vec<u8>) -> Result<bool, SourceError> {
         loop {
@@ -439,7 +460,8 @@ impl Lines {
                     message: e.to_string(),
                 })?;
             let complete = self.pending.ends_with(b"\n");
-            if complete || (n == 0 && !self.live.follow && !self.pending.is_empty()) {
+            let follow = self.live.follow.is_some();
+            if complete || (n == 0 && !follow && !self.pending.is_empty()) {
                 chunk.append(&mut self.pending);
                 if !complete {
                     chunk.push(b'\n');
@@ -447,8 +469,17 @@ impl Lines {
                 return Ok(true);
             }
             if n == 0 {
-                if !self.live.follow || self.live.stop.load(Ordering::Relaxed) {
+                if !follow || self.live.stop.load(Ordering::Relaxed) {
                     return Ok(false);
+                }
+                if self.truncated()? {
+                    // Rotated in place (copytruncate): read it again from
+                    // the start, header included, as `tail -f` does.
+                    note!("{}: truncated; reading it again from the start", self.what);
+                    self.pending.clear();
+                    self.line = 0;
+                    self.expects_header = self.text.skips_header();
+                    continue;
                 }
                 // Following a file: wait for the writer.
                 std::thread::sleep(Duration::from_millis(100));
@@ -495,7 +526,7 @@ mod tests {
         };
         let liveness = Liveness {
             live,
-            follow: false,
+            follow: None,
             stop: Arc::new(AtomicBool::new(false)),
         };
         Lines::new(
