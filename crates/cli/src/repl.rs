@@ -218,6 +218,7 @@ pub fn run(session: &mut Session, demo: bool) {
     if let Some(h) = &history {
         let _ = editor.load_history(h);
     }
+    session.start_repl();
     banner(demo);
     let mut pending = String::new();
     let mut interrupts = 0;

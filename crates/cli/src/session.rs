@@ -40,6 +40,11 @@ pub enum SessionError {
         "stream '{0}' has no source to read: declare one in CREATE STREAM … WITH (path = '…' or source = 'stdin' | 'tcp' | 'generator' | 'debs'); rows pushed with INSERT reach only queries already running"
     )]
     NoSource(String),
+    /// A query over a stdin source in the REPL, which reads stdin itself.
+    #[error(
+        "stream '{0}' reads stdin, which the REPL reads its statements from: pipe the data into `sliq -c …` or `sliq -f …` instead, or give the stream a file (path = '…', follow = true) or a socket (source = 'tcp')"
+    )]
+    StdinInRepl(String),
 }
 
 /// A live stream fed by a background thread (the demo feed).
@@ -65,6 +70,10 @@ pub struct Session {
     timely: Option<sliq_timely::Config>,
     /// The last timely run's counters, for `.stats`.
     last_run: Option<TimelyRun>,
+    /// Whether the REPL reads statements from stdin, so that no source may:
+    /// a reader left blocked on stdin after Ctrl-C would take the next
+    /// statement typed.
+    repl_reads_stdin: bool,
 }
 
 /// What `.stats` shows of the last query run on timely workers.
@@ -86,7 +95,13 @@ impl Session {
             timing: true,
             timely: None,
             last_run: None,
+            repl_reads_stdin: false,
         }
+    }
+
+    /// Tells the session that the REPL now reads statements from stdin.
+    pub fn start_repl(&mut self) {
+        self.repl_reads_stdin = true;
     }
 
     /// Runs queries on timely dataflow workers (threads of this process,
@@ -313,6 +328,9 @@ impl Session {
             .unwrap_or_default();
         let stream = self.engine.stream(&stream_name)?;
         let spec = self.sources.get(&stream_name).cloned();
+        if self.repl_reads_stdin && matches!(spec, Some(SourceSpec::Stdin { .. })) {
+            return Err(SessionError::StdinInRepl(stream_name));
+        }
         if spec.is_none() && !self.feeds.iter().any(|f| f.stream == stream_name) {
             // Nothing would ever arrive: say so instead of waiting.
             return Err(SessionError::NoSource(stream_name));

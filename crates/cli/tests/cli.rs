@@ -1291,3 +1291,36 @@ fn a_struct_result_prints_in_csv_as_the_table_shows_it() {
         "ts,m\n1,\"{min: 1.0, max: 1.0, first: 1.0, last: 1.0}\"\n2,\"{min: 1.0, max: 5.0, first: 1.0, last: 5.0}\"\n"
     );
 }
+
+#[test]
+fn the_repl_refuses_a_query_over_stdin_which_it_reads_itself() {
+    // A reader left blocked on stdin after Ctrl-C would take the next
+    // statement typed; the REPL says so instead, and goes on.
+    let mut child = sliq()
+        .args(["--no-demo", "--format", "csv"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sliq starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(
+            b"CREATE STREAM s (ts BIGINT, v DOUBLE) WITH (source = 'stdin');\n\
+              SELECT ts, v FROM s;\n\
+              SHOW STREAMS;\n",
+        )
+        .expect("writes");
+    drop(stdin);
+    let out = child.wait_with_output().expect("sliq ends");
+    assert!(
+        stderr(&out).contains("stream 's' reads stdin, which the REPL reads its statements from"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("s (ts Int64, v Float64)"),
+        "{}",
+        stdout(&out)
+    );
+}
