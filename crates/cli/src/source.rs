@@ -410,7 +410,7 @@ impl SourceSpec {
                 text_reader(Box::new(io::stdin()), "stdin".into(), schema, *text, live)?
             }
             SourceSpec::Tcp { listen, text } => {
-                let input = listen_tcp(listen)?;
+                let input = listen_tcp(listen, Arc::clone(&stop))?;
                 let live = Liveness {
                     live: true,
                     follow: None,
@@ -535,14 +535,35 @@ impl<R: Read> Read for Counting<R> {
 /// without bound.
 const MAX_TCP_LINE_BYTES: u64 = 16 << 20;
 
+/// How long a query waits for the address it listens on to be released
+/// (by the listener of the query before it, which stops within
+/// [`ACCEPT_POLL`]) before it reports the address in use.
+const BIND_PATIENCE: Duration = Duration::from_secs(1);
+
+/// How often a TCP listener looks whether its query has stopped.
+const ACCEPT_POLL: Duration = Duration::from_millis(50);
+
 /// Accepts TCP clients on `listen` and merges their lines into one stream
-/// of bytes (a pipe). Each line is written whole under a lock, so lines of
-/// different clients never mix, however long.
-fn listen_tcp(listen: &str) -> Result<Box<dyn Read + Send>, SourceError> {
-    let listener = TcpListener::bind(listen).map_err(|e| SourceError::Io {
+/// of bytes (a pipe), until `stop` is raised: then the listener closes and
+/// the address is free for the next query over the stream. Each line is
+/// written whole under a lock, so lines of different clients never mix,
+/// however long.
+fn listen_tcp(listen: &str, stop: Arc<AtomicBool>) -> Result<Box<dyn Read + Send>, SourceError> {
+    let io_error = |e: io::Error| SourceError::Io {
         what: listen.to_string(),
         message: e.to_string(),
-    })?;
+    };
+    let started = std::time::Instant::now();
+    let listener = loop {
+        match TcpListener::bind(listen) {
+            Err(e) if e.kind() == io::ErrorKind::AddrInUse && started.elapsed() < BIND_PATIENCE => {
+                std::thread::sleep(ACCEPT_POLL);
+            }
+            bound => break bound.map_err(io_error)?,
+        }
+    };
+    // Polled rather than blocked in, so that the thread sees `stop`.
+    listener.set_nonblocking(true).map_err(io_error)?;
     let (reader, writer) = io::pipe().map_err(|e| SourceError::Io {
         what: listen.to_string(),
         message: e.to_string(),
@@ -556,7 +577,19 @@ fn listen_tcp(listen: &str) -> Result<Box<dyn Read + Send>, SourceError> {
     );
     let writer = Arc::new(Mutex::new(writer));
     std::thread::spawn(move || {
-        for client in listener.incoming().flatten() {
+        while !stop.load(Ordering::Relaxed) {
+            let client = match listener.accept() {
+                Ok((client, _)) => client,
+                // No client yet (or a passing failure, such as too many
+                // open files): look again shortly.
+                Err(_) => {
+                    std::thread::sleep(ACCEPT_POLL);
+                    continue;
+                }
+            };
+            if client.set_nonblocking(false).is_err() {
+                continue;
+            }
             let out = Arc::clone(&writer);
             std::thread::spawn(move || forward_lines(client, &out));
         }

@@ -843,6 +843,44 @@ fn tcp_source_merges_lines_from_several_clients() {
 }
 
 #[test]
+fn a_query_over_a_tcp_stream_frees_its_port_for_the_next_one() {
+    // The first query ends at its LIMIT; the second listens on the same
+    // address (it was "already in use" while the first one's listener
+    // lived on).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let sql = format!(
+        "CREATE STREAM t (k VARCHAR, v DOUBLE) WITH (source = 'tcp', listen = '127.0.0.1:{port}'); \
+         SELECT k, v FROM t LIMIT 1; SELECT k, v FROM t LIMIT 1;"
+    );
+    let mut child = sliq()
+        .args(["--format", "csv", "-c", &sql])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = lines_of(child.stdout.take().unwrap());
+    let err = lines_of(child.stderr.take().unwrap());
+    for (line, row) in [("a,1\n", "a,1.0"), ("b,2\n", "b,2.0")] {
+        assert!(next_line(&err).contains(if row == "a,1.0" {
+            "created stream t"
+        } else {
+            "rows out 1"
+        }));
+        assert!(next_line(&err).starts_with("listening on 127.0.0.1:"));
+        assert_eq!(next_line(&out), "k,v");
+        let mut client = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        client.write_all(line.as_bytes()).unwrap();
+        assert_eq!(next_line(&out), row);
+    }
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+}
+
+#[test]
 fn tcp_clients_long_lines_stay_whole_and_an_endless_one_is_cut_off() {
     let (mut child, port, out, err) = tcp_counting_query();
     // Two clients at once, each line far longer than a pipe writes at once.
