@@ -243,6 +243,16 @@ impl Session {
             }
             Executed::StreamDropped(name, existed) => {
                 self.sources.remove(&name);
+                // Its feed (the demo's) would go on pushing into the
+                // dropped stream, and make a new stream of that name look
+                // fed.
+                self.feeds.retain(|feed| {
+                    let dropped = feed.stream.eq_ignore_ascii_case(&name);
+                    if dropped {
+                        feed.stop.store(true, Ordering::Relaxed);
+                    }
+                    !dropped
+                });
                 if existed {
                     note!("dropped stream {name}");
                 }

@@ -1291,6 +1291,7 @@ fn a_failing_statement_leaves_the_ones_before_it_in_effect() {
     let path = scratch("kept.csv", DATA.as_bytes());
     let mut child = sliq()
         .args(["--no-demo", "--format", "csv"])
+        .env("HOME", std::env::temp_dir()) // the REPL's history goes there
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1336,6 +1337,7 @@ fn the_repl_refuses_a_query_over_stdin_which_it_reads_itself() {
     // statement typed; the REPL says so instead, and goes on.
     let mut child = sliq()
         .args(["--no-demo", "--format", "csv"])
+        .env("HOME", std::env::temp_dir()) // the REPL's history goes there
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1360,5 +1362,34 @@ fn the_repl_refuses_a_query_over_stdin_which_it_reads_itself() {
         stdout(&out).contains("s (ts Int64, v Float64)"),
         "{}",
         stdout(&out)
+    );
+}
+
+#[test]
+fn dropping_the_demo_stream_stops_its_feed() {
+    // A new stream of the same name has no source: its query is refused
+    // rather than left waiting on the old stream's feed.
+    let mut child = sliq()
+        .args(["--format", "csv"])
+        .env("HOME", std::env::temp_dir()) // the REPL's history goes there
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sliq starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(
+            b"DROP STREAM sensors;\n\
+              CREATE STREAM sensors (ts TIMESTAMP, sensor VARCHAR, value DOUBLE);\n\
+              SELECT sensor FROM sensors;\n",
+        )
+        .expect("writes");
+    drop(stdin);
+    let out = child.wait_with_output().expect("sliq ends");
+    assert!(
+        stderr(&out).contains("stream 'sensors' has no source to read"),
+        "{}",
+        stderr(&out)
     );
 }
