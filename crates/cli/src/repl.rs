@@ -183,12 +183,20 @@ fn dot_command(session: &mut Session, line: &str) -> bool {
         (Some(".streams"), _) => report(session.run("SHOW STREAMS")),
         (Some(".queries"), _) => report(session.run("SHOW QUERIES")),
         (Some(".stats"), _) => say!("{}", session.stats_report().trim_end()),
-        (Some(".timing"), Some(v)) => session.timing = v.eq_ignore_ascii_case("on"),
-        (Some(".format"), Some(f)) => match f.to_ascii_lowercase().as_str() {
-            "table" => session.set_format(OutputFormat::Table),
-            "csv" => session.set_format(OutputFormat::Csv),
-            "json" => session.set_format(OutputFormat::Json),
-            other => note!("unknown format '{other}': expected table, csv or json"),
+        (Some(".timing"), v) => match v.map(str::to_ascii_lowercase).as_deref() {
+            Some("on") => session.timing = true,
+            Some("off") => session.timing = false,
+            _ => note!(
+                "timing is {}: .timing on|off",
+                if session.timing { "on" } else { "off" }
+            ),
+        },
+        (Some(".format"), f) => match f.map(str::to_ascii_lowercase).as_deref() {
+            Some("table") => session.set_format(OutputFormat::Table),
+            Some("csv") => session.set_format(OutputFormat::Csv),
+            Some("json") => session.set_format(OutputFormat::Json),
+            Some(other) => note!("unknown format '{other}': expected table, csv or json"),
+            None => note!("usage: .format table|csv|json"),
         },
         (Some(other), _) => note!("unknown command {other}; try .help"),
         (None, _) => {}

@@ -1393,3 +1393,30 @@ fn dropping_the_demo_stream_stops_its_feed() {
         stderr(&out)
     );
 }
+
+#[test]
+fn dot_commands_without_a_valid_argument_say_how_to_use_them() {
+    let mut child = sliq()
+        .args(["--no-demo"])
+        .env("HOME", std::env::temp_dir()) // the REPL's history goes there
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sliq starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(b".timing maybe\n.timing off\n.timing\n.format\n.format xml\n")
+        .expect("writes");
+    drop(stdin);
+    let out = child.wait_with_output().expect("sliq ends");
+    let err = stderr(&out);
+    for said in [
+        "timing is on: .timing on|off",
+        "timing is off: .timing on|off",
+        "usage: .format table|csv|json",
+        "unknown format 'xml': expected table, csv or json",
+    ] {
+        assert!(err.contains(said), "{said}: {err}");
+    }
+}
