@@ -320,7 +320,20 @@ impl Session {
             }
             Executed::Explained(text) => write_stdout(text.as_bytes())?,
             Executed::Set(name, value) => note!("{name} = '{value}'"),
-            Executed::Inserted(stream, rows) => note!("inserted {rows} row(s) into {stream}"),
+            Executed::Inserted(stream, rows) => {
+                let watched = self
+                    .engine
+                    .streams()
+                    .iter()
+                    .any(|s| s.name.eq_ignore_ascii_case(&stream) && s.queries > 0);
+                match watched {
+                    true => note!("inserted {rows} row(s) into {stream}"),
+                    // A stream keeps no rows: say where these went.
+                    false => note!(
+                        "inserted {rows} row(s) into {stream}; no query was running to see them (a query sees only rows that arrive after it starts)"
+                    ),
+                }
+            }
             Executed::Query(query) => self.follow(query)?,
         }
         Ok(())

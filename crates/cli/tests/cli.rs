@@ -1257,6 +1257,20 @@ fn debs_queries_find_valve_delays_and_power_alarms_in_generated_data() {
 }
 
 #[test]
+fn rows_inserted_while_no_query_runs_are_said_to_reach_none() {
+    let out = run(&[
+        "-c",
+        "CREATE STREAM t (ts BIGINT, v DOUBLE); INSERT INTO t VALUES (1, 2.0)",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("inserted 1 row(s) into t; no query was running to see them"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn a_query_over_a_stream_nothing_feeds_fails_instead_of_waiting() {
     let out = run(&["-c", "CREATE STREAM s (v DOUBLE); SELECT v FROM s;"]);
     assert_eq!(out.status.code(), Some(1));
