@@ -729,24 +729,77 @@ fn next_line(rx: &std::sync::mpsc::Receiver<String>) -> String {
         .expect("a line within 20 s")
 }
 
-#[test]
-fn follow_mode_reads_lines_appended_while_it_runs() {
-    let path = scratch("growing.csv", b"ts,v\n1,1.5\n2,2.5\n");
+/// A TCP port nothing listens on (just now).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `sliq --format csv -c sql` running in the background: the child and its
+/// stdout and stderr lines as they come.
+fn running_script(
+    sql: &str,
+) -> (
+    std::process::Child,
+    std::sync::mpsc::Receiver<String>,
+    std::sync::mpsc::Receiver<String>,
+) {
+    let mut child = sliq()
+        .args(["--format", "csv", "-c", sql])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = lines_of(child.stdout.take().unwrap());
+    let err = lines_of(child.stderr.take().unwrap());
+    (child, out, err)
+}
+
+/// The REPL (with `args`) fed `input` through a pipe, to its end.
+fn piped_repl(args: &[&str], input: &[u8]) -> Output {
+    let mut child = sliq()
+        .args(args)
+        .env("HOME", std::env::temp_dir()) // the REPL's history goes there
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sliq starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(input).expect("writes");
+    drop(stdin);
+    child.wait_with_output().expect("sliq ends")
+}
+
+/// A running sum over two rows of a followed scratch file `name`, once
+/// their results are printed: the file, the child, its stdout and stderr.
+fn followed_sum(
+    name: &str,
+) -> (
+    PathBuf,
+    std::process::Child,
+    std::sync::mpsc::Receiver<String>,
+    std::sync::mpsc::Receiver<String>,
+) {
+    let path = scratch(name, b"ts,v\n1,1.5\n2,2.5\n");
     let sql = format!(
         "CREATE STREAM g (ts BIGINT, v DOUBLE) WITH (path = '{}', follow = true); \
          SELECT ts, sum(v) OVER (ROWS 1 PRECEDING) AS s FROM g;",
         path.display()
     );
-    let mut child = sliq()
-        .args(["--format", "csv", "-c", &sql])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = lines_of(child.stdout.take().unwrap());
+    let (child, out, err) = running_script(&sql);
     assert_eq!(next_line(&out), "ts,s");
     assert_eq!(next_line(&out), "1,1.5");
     assert_eq!(next_line(&out), "2,4.0");
+    (path, child, out, err)
+}
+
+#[test]
+fn follow_mode_reads_lines_appended_while_it_runs() {
+    let (path, mut child, out, _err) = followed_sum("growing.csv");
     std::fs::OpenOptions::new()
         .append(true)
         .open(&path)
@@ -770,25 +823,9 @@ fn follow_mode_reads_lines_appended_while_it_runs() {
 fn a_followed_file_truncated_in_place_is_read_again_from_its_start() {
     // Log rotation by copytruncate: the file empties, then grows again,
     // header first. Its new lines must not be lost past the old offset.
-    let path = scratch("rotated.csv", b"ts,v\n1,1.5\n2,2.5\n");
-    let sql = format!(
-        "CREATE STREAM r (ts BIGINT, v DOUBLE) WITH (path = '{}', follow = true); \
-         SELECT ts, sum(v) OVER (ROWS 1 PRECEDING) AS s FROM r;",
-        path.display()
-    );
-    let mut child = sliq()
-        .args(["--format", "csv", "-c", &sql])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = lines_of(child.stdout.take().unwrap());
-    let err = lines_of(child.stderr.take().unwrap());
-    assert_eq!(next_line(&out), "ts,s");
-    assert_eq!(next_line(&out), "1,1.5");
-    assert_eq!(next_line(&out), "2,4.0");
+    let (path, mut child, out, err) = followed_sum("rotated.csv");
     std::fs::write(&path, b"").unwrap();
-    assert_eq!(next_line(&err), "created stream r");
+    assert_eq!(next_line(&err), "created stream g");
     assert!(next_line(&err).ends_with("rotated.csv: truncated; reading it again from the start"));
     std::fs::write(&path, b"ts,v\n3,10\n").unwrap();
     assert_eq!(next_line(&out), "3,12.5");
@@ -805,23 +842,12 @@ fn tcp_counting_query() -> (
     std::sync::mpsc::Receiver<String>,
     std::sync::mpsc::Receiver<String>,
 ) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let sql = format!(
         "CREATE STREAM t (k VARCHAR, v DOUBLE) WITH (source = 'tcp', listen = '127.0.0.1:{port}'); \
          SELECT k, count(*) OVER (ROWS UNBOUNDED PRECEDING) AS n FROM t GROUP BY k;"
     );
-    let mut child = sliq()
-        .args(["--format", "csv", "-c", &sql])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = lines_of(child.stdout.take().unwrap());
-    let err = lines_of(child.stderr.take().unwrap());
+    let (child, out, err) = running_script(&sql);
     assert!(next_line(&err).contains("created stream t"));
     assert!(next_line(&err).starts_with("listening on 127.0.0.1:"));
     assert_eq!(next_line(&out), "k,n");
@@ -847,23 +873,12 @@ fn a_query_over_a_tcp_stream_frees_its_port_for_the_next_one() {
     // The first query ends at its LIMIT; the second listens on the same
     // address (it was "already in use" while the first one's listener
     // lived on).
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let sql = format!(
         "CREATE STREAM t (k VARCHAR, v DOUBLE) WITH (source = 'tcp', listen = '127.0.0.1:{port}'); \
          SELECT k, v FROM t LIMIT 1; SELECT k, v FROM t LIMIT 1;"
     );
-    let mut child = sliq()
-        .args(["--format", "csv", "-c", &sql])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = lines_of(child.stdout.take().unwrap());
-    let err = lines_of(child.stderr.take().unwrap());
+    let (mut child, out, err) = running_script(&sql);
     for (line, row) in [("a,1\n", "a,1.0"), ("b,2\n", "b,2.0")] {
         assert!(next_line(&err).contains(if row == "a,1.0" {
             "created stream t"
@@ -1303,23 +1318,12 @@ fn a_failing_statement_leaves_the_ones_before_it_in_effect() {
     // The REPL reads piped statements too; the first line's CREATE runs,
     // its SELECT fails, and the stream keeps its file for the next line.
     let path = scratch("kept.csv", DATA.as_bytes());
-    let mut child = sliq()
-        .args(["--no-demo", "--format", "csv"])
-        .env("HOME", std::env::temp_dir()) // the REPL's history goes there
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sliq starts");
     let script = format!(
         "CREATE STREAM s (seq BIGINT, ts BIGINT, key VARCHAR, v DOUBLE) WITH (path = '{}', event_time = 'ts'); SELECT nope FROM s;\n\
          SELECT seq FROM s LIMIT 1;\n",
         path.display()
     );
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin.write_all(script.as_bytes()).expect("writes");
-    drop(stdin);
-    let out = child.wait_with_output().expect("sliq ends");
+    let out = piped_repl(&["--no-demo", "--format", "csv"], script.as_bytes());
     assert!(
         stderr(&out).contains("unknown column 'nope' in stream 's'"),
         "{}",
@@ -1349,24 +1353,12 @@ fn a_struct_result_prints_in_csv_as_the_table_shows_it() {
 fn the_repl_refuses_a_query_over_stdin_which_it_reads_itself() {
     // A reader left blocked on stdin after Ctrl-C would take the next
     // statement typed; the REPL says so instead, and goes on.
-    let mut child = sliq()
-        .args(["--no-demo", "--format", "csv"])
-        .env("HOME", std::env::temp_dir()) // the REPL's history goes there
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sliq starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin
-        .write_all(
-            b"CREATE STREAM s (ts BIGINT, v DOUBLE) WITH (source = 'stdin');\n\
-              SELECT ts, v FROM s;\n\
-              SHOW STREAMS;\n",
-        )
-        .expect("writes");
-    drop(stdin);
-    let out = child.wait_with_output().expect("sliq ends");
+    let out = piped_repl(
+        &["--no-demo", "--format", "csv"],
+        b"CREATE STREAM s (ts BIGINT, v DOUBLE) WITH (source = 'stdin');\n\
+          SELECT ts, v FROM s;\n\
+          SHOW STREAMS;\n",
+    );
     assert!(
         stderr(&out).contains("stream 's' reads stdin, which the REPL reads its statements from"),
         "{}",
@@ -1383,24 +1375,12 @@ fn the_repl_refuses_a_query_over_stdin_which_it_reads_itself() {
 fn dropping_the_demo_stream_stops_its_feed() {
     // A new stream of the same name has no source: its query is refused
     // rather than left waiting on the old stream's feed.
-    let mut child = sliq()
-        .args(["--format", "csv"])
-        .env("HOME", std::env::temp_dir()) // the REPL's history goes there
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sliq starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin
-        .write_all(
-            b"DROP STREAM sensors;\n\
-              CREATE STREAM sensors (ts TIMESTAMP, sensor VARCHAR, value DOUBLE);\n\
-              SELECT sensor FROM sensors;\n",
-        )
-        .expect("writes");
-    drop(stdin);
-    let out = child.wait_with_output().expect("sliq ends");
+    let out = piped_repl(
+        &["--format", "csv"],
+        b"DROP STREAM sensors;\n\
+          CREATE STREAM sensors (ts TIMESTAMP, sensor VARCHAR, value DOUBLE);\n\
+          SELECT sensor FROM sensors;\n",
+    );
     assert!(
         stderr(&out).contains("stream 'sensors' has no source to read"),
         "{}",
@@ -1410,20 +1390,10 @@ fn dropping_the_demo_stream_stops_its_feed() {
 
 #[test]
 fn dot_commands_without_a_valid_argument_say_how_to_use_them() {
-    let mut child = sliq()
-        .args(["--no-demo"])
-        .env("HOME", std::env::temp_dir()) // the REPL's history goes there
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sliq starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin
-        .write_all(b".timing maybe\n.timing off\n.timing\n.format\n.format xml\n")
-        .expect("writes");
-    drop(stdin);
-    let out = child.wait_with_output().expect("sliq ends");
+    let out = piped_repl(
+        &["--no-demo"],
+        b".timing maybe\n.timing off\n.timing\n.format\n.format xml\n",
+    );
     let err = stderr(&out);
     for said in [
         "timing is on: .timing on|off",
