@@ -123,9 +123,11 @@ pub(crate) fn run_worker(
     }
 
     let stats = engine.stats();
+    // From the handle: a query that reached its LIMIT is no longer in the
+    // engine's list, but its handle keeps its counters.
+    let query_stats = query.stats();
     drop(query);
     let stream_stats = stats.streams.first().cloned().unwrap_or_default();
-    let query_stats = stats.queries.first().cloned().unwrap_or_default();
     Ok(WorkerStats {
         index,
         rows: stream_stats.rows,

@@ -281,6 +281,13 @@ fn limit_stops_after_n_rows_and_bad_input_is_an_error() {
     );
     assert_eq!(rows.len(), 25);
     assert_eq!(stats.rows_out, 25);
+    // Each worker's query ends at the LIMIT too; its counters survive it.
+    let busy: Vec<_> = stats.workers.iter().filter(|w| w.rows > 0).collect();
+    assert!(!busy.is_empty());
+    for worker in busy {
+        assert!(worker.keys > 0, "{worker:?}");
+        assert!((1..=25).contains(&worker.rows_out), "{worker:?}");
+    }
 
     let err = sliq_timely::start(
         &job("SELECT k, max(nope) OVER (ROWS 3 PRECEDING) FROM s GROUP BY k"),
