@@ -1565,6 +1565,16 @@ fn qualify_emits_only_the_rows_whose_windows_pass() {
         .collect();
     assert!(!want.is_empty() && want.len() < ROWS.len(), "{want:?}");
     assert_eq!(got, want);
+    // QUALIFY may name a select item by its alias (as in DuckDB); a stream
+    // column of the same name wins over an alias.
+    let by_alias = run(
+        "SELECT ts, avg(v) OVER (ROWS 1 PRECEDING) AS a, upper(key) AS v FROM s GROUP BY key QUALIFY a > 3 AND v > 0",
+    );
+    let got: Vec<(Option<i64>, Option<f64>)> = ints(&by_alias, "ts")
+        .into_iter()
+        .zip(floats(&by_alias, "a"))
+        .collect();
+    assert_eq!(got, want);
 }
 
 #[test]

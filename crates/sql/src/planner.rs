@@ -171,6 +171,39 @@ fn unknown_stream(
     )
 }
 
+/// The select item that `name` is the alias of, unless a column of the
+/// stream has that name (a column wins, as in PostgreSQL).
+fn aliased_item<'a>(name: &str, items: &'a [SelectItem], stream: &Schema) -> Option<&'a ast::Expr> {
+    if stream
+        .fields()
+        .iter()
+        .any(|f| f.name().eq_ignore_ascii_case(name))
+    {
+        return None;
+    }
+    items.iter().find_map(|item| match item {
+        SelectItem::ExprWithAlias { expr, alias } if alias.value.eq_ignore_ascii_case(name) => {
+            Some(expr)
+        }
+        _ => None,
+    })
+}
+
+/// `expr` with every name of a select item's alias replaced by that item's
+/// expression (see [`aliased_item`]).
+fn with_aliases_expanded(expr: &ast::Expr, items: &[SelectItem], stream: &Schema) -> ast::Expr {
+    let mut expanded = expr.clone();
+    let _ = sqlparser::ast::visit_expressions_mut(&mut expanded, |e| {
+        if let ast::Expr::Identifier(name) = e
+            && let Some(item) = aliased_item(&name.value, items, stream)
+        {
+            *e = ast::Expr::Nested(Box::new(item.clone()));
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    expanded
+}
+
 /// A `GROUP BY` key: a position in the select list (`GROUP BY 1`) or the
 /// alias of a select item that is not also a column of the stream stands for
 /// that item's expression, as in PostgreSQL and DuckDB; anything else is
@@ -181,22 +214,7 @@ fn select_item_at<'a>(
     stream: &Schema,
 ) -> Result<&'a ast::Expr, SqlError> {
     if let ast::Expr::Identifier(name) = key {
-        let is_column = stream
-            .fields()
-            .iter()
-            .any(|f| f.name().eq_ignore_ascii_case(&name.value));
-        let aliased = items.iter().find_map(|item| match item {
-            SelectItem::ExprWithAlias { expr, alias }
-                if alias.value.eq_ignore_ascii_case(&name.value) =>
-            {
-                Some(expr)
-            }
-            _ => None,
-        });
-        return Ok(match aliased {
-            Some(expr) if !is_column => expr,
-            _ => key,
-        });
+        return Ok(aliased_item(&name.value, items, stream).unwrap_or(key));
     }
     let ast::Expr::Value(value) = key else {
         return Ok(key);
@@ -556,15 +574,17 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
             }
         }
     }
-    // QUALIFY: over the row and its aggregates, like a select item.
+    // QUALIFY: over the row and its aggregates, like a select item; it may
+    // name select items by their aliases (as in DuckDB and Snowflake).
     let qualify = select
         .qualify
         .as_ref()
         .map(|q| {
-            let e = planner.convert_item(q)?;
+            let q = with_aliases_expanded(q, &select.projection, &input_schema);
+            let e = planner.convert_item(&q)?;
             converter
                 .cast_to(e, &DataType::Boolean)
-                .map_err(|err| err.or_at(location_of(q)))
+                .map_err(|err| err.or_at(location_of(&q)))
         })
         .transpose()?;
     let AggregatePlanner {
