@@ -154,7 +154,10 @@ fn debs_generate(action: DebsAction) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            note!("error: {e}");
+            let place = output
+                .as_ref()
+                .map_or_else(|| "stdout".to_string(), |p| p.display().to_string());
+            note!("error: writing {place}: {e}");
             ExitCode::from(1)
         }
     }

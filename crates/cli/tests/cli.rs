@@ -1404,3 +1404,21 @@ fn dot_commands_without_a_valid_argument_say_how_to_use_them() {
         assert!(err.contains(said), "{said}: {err}");
     }
 }
+
+#[test]
+fn debs_generate_names_the_file_it_cannot_write() {
+    let out = run(&[
+        "debs",
+        "generate",
+        "--events",
+        "10",
+        "-o",
+        "/nonexistent-dir/debs.txt",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("error: writing /nonexistent-dir/debs.txt: "),
+        "{}",
+        stderr(&out)
+    );
+}
