@@ -566,10 +566,7 @@ impl Session {
                         }
                     }
                 })
-                .map_err(|e| SourceError::Io {
-                    what: "the reader thread".into(),
-                    message: e.to_string(),
-                })?;
+                .map_err(|e| SourceError::io("the reader thread", e))?;
         }
         let mut rows = 0;
         let result = (|| {

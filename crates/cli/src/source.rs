@@ -69,6 +69,17 @@ pub enum SourceError {
     Options(String),
 }
 
+impl SourceError {
+    /// `what` (a file, `stdin`, an address) failed for the operating
+    /// system's reason `error`.
+    pub(crate) fn io(what: &str, error: std::io::Error) -> Self {
+        SourceError::Io {
+            what: what.to_string(),
+            message: error.to_string(),
+        }
+    }
+}
+
 /// What is wrong with Arrow IPC input, in the reader's words except for an
 /// input that ends inside a message.
 fn arrow_error_message(e: &arrow_schema::ArrowError) -> String {
@@ -379,15 +390,9 @@ impl SourceSpec {
         Ok(match self {
             SourceSpec::File { path, text, follow } => {
                 let what = path.display().to_string();
-                let file = File::open(path).map_err(|e| SourceError::Io {
-                    what: what.clone(),
-                    message: e.to_string(),
-                })?;
+                let file = File::open(path).map_err(|e| SourceError::io(&what, e))?;
                 let watched = match follow {
-                    true => Some(file.try_clone().map_err(|e| SourceError::Io {
-                        what: what.clone(),
-                        message: e.to_string(),
-                    })?),
+                    true => Some(file.try_clone().map_err(|e| SourceError::io(&what, e))?),
                     false => None,
                 };
                 let input = Box::new(Counting {
@@ -428,10 +433,7 @@ impl SourceSpec {
                 speed,
             } => {
                 let what = path.display().to_string();
-                let file = File::open(path).map_err(|e| SourceError::Io {
-                    what: what.clone(),
-                    message: e.to_string(),
-                })?;
+                let file = File::open(path).map_err(|e| SourceError::io(&what, e))?;
                 let counted = Counting {
                     inner: file,
                     bytes: progress,
@@ -449,13 +451,9 @@ impl SourceSpec {
                     .iter()
                     .map(|c| columns.iter().position(|x| x == c).unwrap_or_default())
                     .collect();
-                let io_error = |e: std::io::Error| SourceError::Io {
-                    what: what.clone(),
-                    message: e.to_string(),
-                };
                 let reader = sliq_debs::DebsReader::new(counted, *out_of_order)
                     .and_then(|r| r.with_columns(&columns))
-                    .map_err(io_error)?;
+                    .map_err(|e| SourceError::io(&what, e))?;
                 // Paced replays read small batches, so that time flows smoothly.
                 let reader = if speed.is_some() {
                     reader.with_batch_rows(64)
@@ -549,10 +547,7 @@ const ACCEPT_POLL: Duration = Duration::from_millis(50);
 /// written whole under a lock, so lines of different clients never mix,
 /// however long.
 fn listen_tcp(listen: &str, stop: Arc<AtomicBool>) -> Result<Box<dyn Read + Send>, SourceError> {
-    let io_error = |e: io::Error| SourceError::Io {
-        what: listen.to_string(),
-        message: e.to_string(),
-    };
+    let io_error = |e| SourceError::io(listen, e);
     let started = std::time::Instant::now();
     let listener = loop {
         match TcpListener::bind(listen) {
@@ -564,10 +559,7 @@ fn listen_tcp(listen: &str, stop: Arc<AtomicBool>) -> Result<Box<dyn Read + Send
     };
     // Polled rather than blocked in, so that the thread sees `stop`.
     listener.set_nonblocking(true).map_err(io_error)?;
-    let (reader, writer) = io::pipe().map_err(|e| SourceError::Io {
-        what: listen.to_string(),
-        message: e.to_string(),
-    })?;
+    let (reader, writer) = io::pipe().map_err(io_error)?;
     note!(
         "listening on {}",
         listener
@@ -794,10 +786,7 @@ impl Iterator for BatchReader {
                         return None;
                     }
                     Err(e) => {
-                        return Some(Err(SourceError::Io {
-                            what: what.clone(),
-                            message: e.to_string(),
-                        }));
+                        return Some(Err(SourceError::io(what, e)));
                     }
                 };
                 if let Some(pace) = pace {

@@ -180,10 +180,10 @@ impl Lines {
             let first_row = !self.first_row.is_empty();
             let buffered = match first_row {
                 true => &self.first_row,
-                false => self.input.fill_buf().map_err(|e| SourceError::Io {
-                    what: self.what.clone(),
-                    message: e.to_string(),
-                })?,
+                false => self
+                    .input
+                    .fill_buf()
+                    .map_err(|e| SourceError::io(&self.what, e))?,
             };
             if buffered.is_empty() {
                 self.done = true;
@@ -434,10 +434,7 @@ impl Lines {
         let Some(file) = &mut self.live.follow else {
             return Ok(false);
         };
-        let io_error = |e: std::io::Error| SourceError::Io {
-            what: self.what.clone(),
-            message: e.to_string(),
-        };
+        let io_error = |e| SourceError::io(&self.what, e);
         // At the end of input the read buffer is empty, so the shared
         // offset is where the reading stands.
         let read = file.stream_position().map_err(io_error)?;
@@ -455,10 +452,7 @@ impl Lines {
             let n = self
                 .input
                 .read_until(b'\n', &mut self.pending)
-                .map_err(|e| SourceError::Io {
-                    what: self.what.clone(),
-                    message: e.to_string(),
-                })?;
+                .map_err(|e| SourceError::io(&self.what, e))?;
             let complete = self.pending.ends_with(b"\n");
             let follow = self.live.follow.is_some();
             if complete || (n == 0 && !follow && !self.pending.is_empty()) {
