@@ -835,14 +835,22 @@ fn planning_errors_say_what_and_where() {
         ("SELECT v FROM s ORDER BY v", "ORDER BY outside OVER", 26),
         ("SELECT s.v FROM s JOIN s AS t ON s.ts = t.ts", "joins", 24),
         ("SELECT v FROM s, s AS t", "joins", 18),
-        ("SELECT v FROM (SELECT v FROM s)", "subqueries", 16),
+        (
+            "SELECT v FROM s WHERE v IN (SELECT v FROM s)",
+            "subqueries in expressions",
+            23,
+        ),
         ("SELECT DISTINCT key FROM s", "SELECT DISTINCT", 1),
         (
             "SELECT key FROM s GROUP BY key HAVING key > 'a'",
             "HAVING",
             39,
         ),
-        ("WITH x AS (SELECT v FROM s) SELECT v FROM x", "WITH", 1),
+        (
+            "WITH RECURSIVE x AS (SELECT v FROM s) SELECT v FROM x",
+            "WITH RECURSIVE",
+            1,
+        ),
     ] {
         let message = err(sql);
         assert!(

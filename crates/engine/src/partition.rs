@@ -6,7 +6,8 @@
 //! of the query's windows: the same key gives the same partition in every
 //! process that runs the same build, whatever the batch it arrives in. A
 //! query without keys (one global window), or whose windows are
-//! partitioned by different keys, cannot be split: all its rows go to
+//! partitioned by different keys (in a query over a subquery: keys that do
+//! not include the subquery's), cannot be split: all its rows go to
 //! partition 0.
 
 use std::sync::Arc;
@@ -14,10 +15,87 @@ use std::sync::Arc;
 use arrow_array::{RecordBatch, UInt32Array};
 use arrow_row::RowConverter;
 use arrow_select::take::take_record_batch;
-use sliq_sql::QueryPlan;
+use datafusion_expr::Expr;
+use sliq_sql::{QueryPlan, WindowGroup};
 
 use crate::expr::{CompiledExpr, RowFailures};
 use crate::keys::{key_sort_field, sql_equal_floats};
+
+/// The keys a query's rows can be split by: those of the innermost query's
+/// windows (which read the stream's rows), when every window of every query
+/// in the chain keeps the rows of one such key together.
+///
+/// The innermost query's windows must all have the same keys. A query
+/// around it may have windows only if each of them is keyed by (at least)
+/// every one of those key columns as its subquery passes them through
+/// (`SELECT k AS key, … GROUP BY k` read by `… GROUP BY key, sensor`): then
+/// all rows of one of its keys hash alike. Otherwise the chain cannot be
+/// split.
+struct SplitKeys<'p> {
+    /// The innermost query, whose input is the stream.
+    plan: &'p QueryPlan,
+    /// Its windows' shared keys.
+    window: &'p WindowGroup,
+    /// For each key, the result columns of `plan`'s outermost query that
+    /// carry it unchanged (empty when none does).
+    carried: Vec<Vec<String>>,
+}
+
+impl<'p> SplitKeys<'p> {
+    fn of(plan: &'p QueryPlan) -> Option<Self> {
+        let mut split = match plan.input.as_deref() {
+            None => {
+                let first = plan.windows.first()?;
+                let shared = plan.windows.iter().all(|w| w.keys == first.keys);
+                if !shared || first.keys.is_empty() {
+                    return None;
+                }
+                let carried = first
+                    .keys
+                    .iter()
+                    .map(|k| column_name(k).map(str::to_string).into_iter().collect());
+                SplitKeys {
+                    plan,
+                    window: first,
+                    carried: carried.collect(),
+                }
+            }
+            Some(input) => {
+                let split = Self::of(input)?;
+                let keeps_keys_together = |w: &WindowGroup| {
+                    split.carried.iter().all(|names| {
+                        w.keys
+                            .iter()
+                            .filter_map(column_name)
+                            .any(|k| names.iter().any(|n| n == k))
+                    })
+                };
+                if !plan.windows.iter().all(keeps_keys_together) {
+                    return None;
+                }
+                split
+            }
+        };
+        // The names under which each key leaves this query.
+        for names in &mut split.carried {
+            *names = plan
+                .outputs
+                .iter()
+                .filter(|(_, e)| column_name(e).is_some_and(|c| names.iter().any(|n| n == c)))
+                .map(|(name, _)| name.clone())
+                .collect();
+        }
+        Some(split)
+    }
+}
+
+/// The column `e` reads, when it is a plain column reference.
+fn column_name(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Column(c) => Some(c.name.as_str()),
+        _ => None,
+    }
+}
 
 /// How a query's rows are split between partitions.
 pub struct Partitioner {
@@ -37,11 +115,10 @@ impl std::fmt::Debug for Partitioner {
 }
 
 impl Partitioner {
-    /// The partitioner of `plan`: by the windows' keys when they all agree.
+    /// The partitioner of `plan`: by the windows' keys when they all agree
+    /// (see [`SplitKeys`] for a query over a subquery).
     pub(crate) fn new(plan: &QueryPlan) -> Result<Self, String> {
-        let first = plan.windows.first();
-        let shared = first.filter(|w| plan.windows.iter().all(|o| o.keys == w.keys));
-        let Some(window) = shared.filter(|w| !w.keys.is_empty()) else {
+        let Some(split) = SplitKeys::of(plan) else {
             return Ok(Partitioner {
                 keys: Vec::new(),
                 key_names: Vec::new(),
@@ -49,7 +126,8 @@ impl Partitioner {
                 rows: Vec::new(),
             });
         };
-        let input = datafusion_common::DFSchema::try_from(Arc::clone(&plan.input_schema))
+        let window = split.window;
+        let input = datafusion_common::DFSchema::try_from(Arc::clone(&split.plan.input_schema))
             .map_err(|e| e.to_string())?;
         let keys = window
             .keys

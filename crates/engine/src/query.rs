@@ -79,6 +79,9 @@ struct CompiledGroup {
 
 /// A query ready to run.
 pub struct CompiledQuery {
+    /// The subquery whose results are this query's rows: it processes each
+    /// batch first.
+    input: Option<Box<CompiledQuery>>,
     filter: Option<CompiledExpr>,
     windows: Vec<CompiledWindow>,
     aggregates: Vec<CompiledAggregate>,
@@ -111,6 +114,11 @@ fn row_mask(
 impl CompiledQuery {
     /// Compiles `plan` with window algorithm `algorithm`.
     pub fn new(plan: &QueryPlan, algorithm: WindowAlgorithm) -> Result<Self, String> {
+        let subquery = plan
+            .input
+            .as_deref()
+            .map(|p| CompiledQuery::new(p, algorithm).map(Box::new))
+            .transpose()?;
         let input =
             DFSchema::try_from(Arc::clone(&plan.input_schema)).map_err(|e| e.to_string())?;
         let intermediate =
@@ -210,6 +218,7 @@ impl CompiledQuery {
             .map(|q| CompiledExpr::new(q, &intermediate))
             .transpose()?;
         Ok(CompiledQuery {
+            input: subquery,
             filter,
             windows,
             aggregates,
@@ -263,6 +272,13 @@ impl CompiledQuery {
     /// EXPLAIN lines naming the aggregates that share one window per key,
     /// and those that only count their frame's rows.
     pub fn explain_sharing(plan: &QueryPlan, algorithm: WindowAlgorithm) -> String {
+        let subquery = plan.input.as_deref().map(|input| {
+            let lines = Self::explain_sharing(input, algorithm);
+            lines
+                .lines()
+                .map(|l| format!("  (subquery) {}\n", l.trim_start()))
+                .collect::<String>()
+        });
         let counted = plan
             .aggregates
             .iter()
@@ -289,7 +305,7 @@ impl CompiledQuery {
                 g.operator.record_bytes()
             )
         });
-        shared.chain(counted).collect()
+        subquery.into_iter().chain(shared).chain(counted).collect()
     }
 
     /// The rows of `batch` that pass WHERE. A row whose predicate fails to
@@ -330,7 +346,12 @@ impl CompiledQuery {
     }
 
     /// Late rows of `batch` for any RANGE window, without changing state.
+    /// A query over a subquery asks the innermost one, which reads the
+    /// stream's rows: the rows of the queries around it do not exist yet.
     pub fn find_late(&mut self, batch: &RecordBatch) -> Result<Vec<Late>, String> {
+        if let Some(input) = &mut self.input {
+            return input.find_late(batch);
+        }
         // Failures are counted when the batch is processed.
         let mut failures = RowFailures::default();
         let batch = self.filtered(batch, &mut failures)?;
@@ -350,8 +371,20 @@ impl CompiledQuery {
         Ok(late)
     }
 
-    /// Runs one batch through the query.
+    /// Runs one batch through the query (through its subquery first).
     pub fn process(&mut self, batch: &RecordBatch) -> Result<(RecordBatch, BatchOutcome), String> {
+        let Some(input) = &mut self.input else {
+            return self.process_own(batch);
+        };
+        let (rows, mut outcome) = input.process(batch)?;
+        let (output, own) = self.process_own(&rows)?;
+        outcome.late_rows = outcome.late_rows.max(own.late_rows);
+        outcome.failures.merge(own.failures);
+        Ok((output, outcome))
+    }
+
+    /// Runs one batch of this query's own input rows through its windows.
+    fn process_own(&mut self, batch: &RecordBatch) -> Result<(RecordBatch, BatchOutcome), String> {
         let mut outcome = BatchOutcome::default();
         let batch = self.filtered(batch, &mut outcome.failures)?;
         let rows = batch.num_rows();
@@ -499,9 +532,15 @@ impl CompiledQuery {
         Ok((output, outcome))
     }
 
-    /// Number of distinct keys per window group.
+    /// Number of distinct keys per window group, the subquery's first.
     pub fn key_counts(&self) -> Vec<usize> {
-        self.windows.iter().map(|w| w.key_map.key_count()).collect()
+        let mut counts = self
+            .input
+            .as_ref()
+            .map(|input| input.key_counts())
+            .unwrap_or_default();
+        counts.extend(self.windows.iter().map(|w| w.key_map.key_count()));
+        counts
     }
 }
 

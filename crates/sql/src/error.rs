@@ -33,13 +33,13 @@ pub enum SqlErrorKind {
         /// The closest stream name.
         suggestion: Option<String>,
     },
-    /// The stream has no such column.
-    #[error("unknown column '{name}' in stream '{stream}'{}", did_you_mean(.suggestion))]
+    /// The stream (or subquery) read has no such column.
+    #[error("unknown column '{name}' in {relation}{}", did_you_mean(.suggestion))]
     UnknownColumn {
         /// The column as written.
         name: String,
-        /// The stream searched.
-        stream: String,
+        /// What was searched: `stream 's'`, `subquery 'd'` or `the subquery`.
+        relation: String,
         /// The closest column name.
         suggestion: Option<String>,
     },

@@ -35,13 +35,18 @@ pub fn span_location(span: sqlparser::tokenizer::Span) -> Option<Location> {
     })
 }
 
+/// What a subquery inside an expression is refused as: a continuous query
+/// reads one stream, or one subquery in `FROM`.
+pub(crate) const SUBQUERY_IN_EXPRESSION: &str =
+    "subqueries in expressions (a subquery may be read in FROM: SELECT … FROM (SELECT …) AS d)";
+
 /// Converts scalar expressions over a schema. Aggregate calls go to
 /// `on_aggregate`, which returns the expression that stands for the result.
 pub struct ExprConverter<'a> {
     /// The columns in scope; aggregate results join them as they are planned.
     schema: RefCell<DFSchema>,
-    /// The stream's name, for errors.
-    stream: &'a str,
+    /// What the columns belong to, for errors: `stream 's'` or a subquery.
+    relation: String,
     /// The name columns may be qualified with: the stream's, or its alias
     /// in `FROM s AS x` (which then hides the stream's name, as in SQL).
     qualifier: &'a str,
@@ -55,8 +60,21 @@ impl<'a> ExprConverter<'a> {
     pub fn new(schema: DFSchema, stream: &'a str) -> Self {
         ExprConverter {
             schema: RefCell::new(schema),
-            stream,
+            relation: format!("stream '{stream}'"),
             qualifier: stream,
+        }
+    }
+
+    /// A converter for expressions over `schema`, a row of a subquery's
+    /// results; `alias` (if any) qualifies its columns.
+    pub fn for_subquery(schema: DFSchema, alias: Option<&'a str>) -> Self {
+        ExprConverter {
+            schema: RefCell::new(schema),
+            relation: match alias {
+                Some(alias) => format!("subquery '{alias}'"),
+                None => "the subquery".to_string(),
+            },
+            qualifier: alias.unwrap_or_default(),
         }
     }
 
@@ -112,7 +130,8 @@ impl<'a> ExprConverter<'a> {
                     return Err(SqlError::at(
                         SqlErrorKind::UnknownStream {
                             name: qualifier.value.clone(),
-                            suggestion: Some(self.qualifier.to_string()),
+                            suggestion: (!self.qualifier.is_empty())
+                                .then(|| self.qualifier.to_string()),
                         },
                         ident_location(qualifier),
                     ));
@@ -293,7 +312,7 @@ impl<'a> ExprConverter<'a> {
                 }
             },
             A::Subquery(_) | A::InSubquery { .. } | A::Exists { .. } => {
-                return Err(SqlError::unsupported("subqueries"));
+                return Err(SqlError::unsupported(SUBQUERY_IN_EXPRESSION));
             }
             A::Interval(interval) => {
                 // A fixed length of time (as in RANGE frames), for
@@ -334,7 +353,9 @@ impl<'a> ExprConverter<'a> {
         let list = match &f.args {
             ast::FunctionArguments::List(list) => list.args.as_slice(),
             ast::FunctionArguments::None => &[],
-            ast::FunctionArguments::Subquery(_) => return Err(SqlError::unsupported("subqueries")),
+            ast::FunctionArguments::Subquery(_) => {
+                return Err(SqlError::unsupported(SUBQUERY_IN_EXPRESSION));
+            }
         };
         let mut args = Vec::new();
         for arg in list {
@@ -459,7 +480,7 @@ impl<'a> ExprConverter<'a> {
                 Err(SqlError::at(
                     SqlErrorKind::UnknownColumn {
                         name: name.to_string(),
-                        stream: self.stream.to_string(),
+                        relation: self.relation.clone(),
                         suggestion: closest(name, names),
                     },
                     location,

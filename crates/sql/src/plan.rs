@@ -141,10 +141,19 @@ pub struct AggregateCall {
 pub struct QueryPlan {
     /// The query text.
     pub sql: String,
-    /// The input stream.
+    /// The stream the rows come from (through `input`, when there is one).
     pub stream: String,
-    /// The stream's schema.
+    /// A subquery (`FROM (SELECT …)` or a `WITH` query) whose results are
+    /// this query's rows: it runs first on each batch of the stream, and its
+    /// `output_schema` is this plan's `input_schema`. Subqueries have no
+    /// `limit`.
+    pub input: Option<Box<QueryPlan>>,
+    /// The schema of the rows this query reads: the stream's, or `input`'s
+    /// results.
     pub input_schema: SchemaRef,
+    /// The result column that carries the input's event-time column
+    /// unchanged (the event time of a query that reads these results).
+    pub output_event_time: Option<String>,
     /// `WHERE`, over the input row.
     pub filter: Option<Expr>,
     /// The distinct windows.
@@ -176,11 +185,19 @@ impl QueryPlan {
     pub fn explain(&self, algorithm: &str) -> String {
         let mut out = String::new();
         out.push_str(&format!("ContinuousQuery: {}\n", self.sql.trim()));
-        out.push_str(&format!(
-            "  Source: stream {} ({})\n",
-            self.stream,
-            schema_text(&self.input_schema)
-        ));
+        match &self.input {
+            None => out.push_str(&format!(
+                "  Source: stream {} ({})\n",
+                self.stream,
+                schema_text(&self.input_schema)
+            )),
+            Some(input) => {
+                out.push_str("  Source: the results of\n");
+                for line in input.explain(algorithm).lines() {
+                    out.push_str(&format!("    {line}\n"));
+                }
+            }
+        }
         if let Some(filter) = &self.filter {
             out.push_str(&format!("  Filter: {filter}\n"));
         }

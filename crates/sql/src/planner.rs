@@ -15,7 +15,10 @@ use sqlparser::ast::{
 };
 
 use crate::error::{SqlError, SqlErrorKind, closest};
-use crate::expr::{ExprConverter, df_schema, ident_location, literal, location_of, span_location};
+use crate::expr::{
+    ExprConverter, SUBQUERY_IN_EXPRESSION, df_schema, ident_location, literal, location_of,
+    span_location,
+};
 use crate::parser::{DurationError, duration_ms, parse_statements};
 use crate::plan::{
     AggregateCall, AggregateFunction, Catalog, Frame, QueryPlan, Statement, StreamDefinition,
@@ -342,7 +345,7 @@ fn plan_insert(insert: &ast::Insert, catalog: &dyn Catalog) -> Result<Statement,
                     SqlError::at(
                         SqlErrorKind::UnknownColumn {
                             name: name.clone(),
-                            stream: stream.clone(),
+                            relation: format!("stream '{stream}'"),
                             suggestion: closest(&name, names),
                         },
                         location_of(c),
@@ -386,11 +389,54 @@ fn null_of(t: &DataType) -> datafusion_common::ScalarValue {
 
 /// Plans a `SELECT` as a continuous query.
 fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<QueryPlan, SqlError> {
-    if let Some(with) = &query.with {
-        return Err(
-            SqlError::unsupported("WITH (common table expressions)").or_at(location_of(with))
-        );
+    plan_query_in(query, sql, catalog, &[])
+}
+
+/// A common table expression (`WITH name AS (query)`) in scope.
+#[derive(Clone, Copy)]
+struct Cte<'q> {
+    name: &'q ast::Ident,
+    query: &'q ast::Query,
+}
+
+/// The common table expressions a query may read, outermost first, then its
+/// own `WITH` list: each of them may read only the ones before it (no
+/// recursion), and a later one hides an earlier one, or a stream, of the
+/// same name.
+fn scope_with<'q>(query: &'q ast::Query, outer: &[Cte<'q>]) -> Result<Vec<Cte<'q>>, SqlError> {
+    let mut scope = outer.to_vec();
+    let Some(with) = &query.with else {
+        return Ok(scope);
+    };
+    if with.recursive {
+        return Err(SqlError::unsupported("WITH RECURSIVE").or_at(location_of(with)));
     }
+    for cte in &with.cte_tables {
+        if !cte.alias.columns.is_empty() {
+            return Err(SqlError::unsupported(
+                "column names after a WITH query's name (alias them in its SELECT)",
+            )
+            .or_at(location_of(&cte.alias)));
+        }
+        if cte.materialized.is_some() || cte.from.is_some() {
+            return Err(SqlError::unsupported(format!("{cte}")).or_at(location_of(&cte.alias)));
+        }
+        scope.push(Cte {
+            name: &cte.alias.name,
+            query: &cte.query,
+        });
+    }
+    Ok(scope)
+}
+
+/// Plans `query` with the common table expressions `outer` in scope.
+fn plan_query_in<'q>(
+    query: &'q ast::Query,
+    sql: &str,
+    catalog: &dyn Catalog,
+    outer: &[Cte<'q>],
+) -> Result<QueryPlan, SqlError> {
+    let scope = scope_with(query, outer)?;
     if let Some(order_by) = &query.order_by {
         return Err(
             SqlError::unsupported("ORDER BY outside OVER (results come in arrival order)")
@@ -437,7 +483,7 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
     };
     let select = match query.body.as_ref() {
         SetExpr::Select(select) => select,
-        SetExpr::Query(inner) => return plan_query(inner, sql, catalog),
+        SetExpr::Query(inner) => return plan_query_in(inner, sql, catalog, &scope),
         body => {
             return Err(SqlError::unsupported(
                 "set operations (UNION, INTERSECT, EXCEPT) and VALUES",
@@ -463,28 +509,13 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
             return Err(SqlError::unsupported("joins").or_at(location_of(second)));
         }
     };
-    let (stream_name, alias) = match &table.relation {
-        TableFactor::Table { name, alias, .. } => (name, alias),
-        TableFactor::Derived { .. } => {
-            return Err(SqlError::unsupported("subqueries").or_at(location_of(&table.relation)));
+    let source = Source::resolve(&table.relation, catalog, &scope)?;
+    let input_schema = Arc::clone(&source.schema);
+    let converter = match &source.input {
+        None => {
+            ExprConverter::new(df_schema(&input_schema)?, &source.stream).aliased(&source.qualifier)
         }
-        other => {
-            return Err(SqlError::unsupported(format!("FROM {other}")).or_at(location_of(other)));
-        }
-    };
-    let stream = object_name(stream_name);
-    let Some((input_schema, stream_event_time)) = catalog.stream(&stream) else {
-        return Err(unknown_stream(&stream, catalog, location_of(stream_name)));
-    };
-    let input_df = df_schema(&input_schema)?;
-    let converter = match alias {
-        None => ExprConverter::new(input_df, &stream),
-        Some(alias) if alias.columns.is_empty() => {
-            ExprConverter::new(input_df, &stream).aliased(&alias.name.value)
-        }
-        Some(alias) => {
-            return Err(SqlError::unsupported("column aliases in FROM").or_at(location_of(alias)));
-        }
+        Some(_) => ExprConverter::for_subquery(df_schema(&input_schema)?, source.alias.as_deref()),
     };
 
     let filter = match &select.selection {
@@ -526,7 +557,8 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
     let mut planner = AggregatePlanner {
         converter: &converter,
         catalog,
-        stream_event_time,
+        stream_event_time: source.event_time.clone(),
+        no_event_time: source.no_event_time(),
         group_keys: &group_keys,
         group_names: &group_names,
         named_windows: &named_windows,
@@ -537,9 +569,7 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
     // Select items, with aggregate calls replaced by intermediate columns.
     let mut items: Vec<(String, Expr)> = Vec::new();
     // What `x.*` may qualify: the alias, which hides the stream's name.
-    let visible_name = alias
-        .as_ref()
-        .map_or(stream.as_str(), |a| a.name.value.as_str());
+    let visible_name = source.qualifier.as_str();
     for item in &select.projection {
         match item {
             SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(name), _)
@@ -629,17 +659,25 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
         out_fields.push(Field::new(unique, t, nullable));
     }
     let output_schema = Arc::new(Schema::new(out_fields));
-    let outputs = output_schema
+    let outputs: Vec<(String, Expr)> = output_schema
         .fields()
         .iter()
         .map(|f| f.name().clone())
         .zip(items.into_iter().map(|(_, e)| e))
         .collect();
 
+    let output_event_time = source.event_time.as_ref().and_then(|event_time| {
+        outputs.iter().find_map(|(name, e)| match e {
+            Expr::Column(c) if c.name == *event_time => Some(name.clone()),
+            _ => None,
+        })
+    });
     Ok(QueryPlan {
         sql: sql.to_string(),
-        stream,
+        stream: source.stream,
+        input: source.input,
         input_schema,
+        output_event_time,
         filter,
         windows,
         aggregates,
@@ -649,6 +687,126 @@ fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<Qu
         output_schema,
         limit,
     })
+}
+
+/// What a query reads: a stream's rows, or the results of a subquery (in
+/// `FROM (SELECT …)` or a `WITH` query), which run first on each batch.
+struct Source {
+    /// The stream the rows come from, through any subqueries.
+    stream: String,
+    /// The columns as this query sees them.
+    schema: arrow_schema::SchemaRef,
+    /// The event-time column: the stream's, or the subquery's result column
+    /// that passes the stream's event time through unchanged.
+    event_time: Option<String>,
+    /// The name that may qualify columns (`s.v`, `d.*`): the stream's name,
+    /// or the alias, which hides it; a subquery's alias or `WITH` name.
+    qualifier: String,
+    /// The alias written after `FROM (SELECT …)` or the `WITH` query's name.
+    alias: Option<String>,
+    /// The subquery, when the rows are its results.
+    input: Option<Box<QueryPlan>>,
+}
+
+impl Source {
+    /// Resolves `FROM relation` against the catalog and the `WITH` queries in
+    /// `scope` (which hide streams of the same name).
+    fn resolve(
+        relation: &TableFactor,
+        catalog: &dyn Catalog,
+        scope: &[Cte<'_>],
+    ) -> Result<Source, SqlError> {
+        let alias_name = |alias: &Option<ast::TableAlias>| -> Result<Option<String>, SqlError> {
+            match alias {
+                None => Ok(None),
+                Some(a) if a.columns.is_empty() => Ok(Some(a.name.value.clone())),
+                Some(a) => {
+                    Err(SqlError::unsupported("column aliases in FROM").or_at(location_of(a)))
+                }
+            }
+        };
+        match relation {
+            TableFactor::Table { name, alias, .. } => {
+                let alias = alias_name(alias)?;
+                let stream = object_name(name);
+                let cte = scope
+                    .iter()
+                    .rposition(|c| c.name.value.eq_ignore_ascii_case(&stream));
+                if let Some(i) = cte {
+                    let alias = alias.or_else(|| Some(scope[i].name.value.clone()));
+                    let plan = plan_query_in(
+                        scope[i].query,
+                        &scope[i].query.to_string(),
+                        catalog,
+                        &scope[..i],
+                    )?;
+                    return Self::subquery(plan, alias, location_of(name));
+                }
+                let Some((schema, event_time)) = catalog.stream(&stream) else {
+                    return Err(unknown_stream(&stream, catalog, location_of(name)));
+                };
+                Ok(Source {
+                    qualifier: alias.clone().unwrap_or_else(|| stream.clone()),
+                    stream,
+                    schema,
+                    event_time,
+                    alias,
+                    input: None,
+                })
+            }
+            TableFactor::Derived {
+                lateral,
+                subquery,
+                alias,
+                ..
+            } => {
+                if *lateral {
+                    return Err(SqlError::unsupported("LATERAL").or_at(location_of(relation)));
+                }
+                let plan = plan_query_in(subquery, &subquery.to_string(), catalog, scope)?;
+                Self::subquery(plan, alias_name(alias)?, location_of(relation))
+            }
+            other => Err(SqlError::unsupported(format!("FROM {other}")).or_at(location_of(other))),
+        }
+    }
+
+    /// The results of `plan` as the rows of the query around it.
+    fn subquery(
+        plan: QueryPlan,
+        alias: Option<String>,
+        location: Option<crate::error::Location>,
+    ) -> Result<Source, SqlError> {
+        if let Some(n) = plan.limit {
+            return Err(SqlError::unsupported(format!(
+                "LIMIT {n} in a subquery (a continuous query may stop after n rows; its subqueries may not)"
+            ))
+            .or_at(location));
+        }
+        Ok(Source {
+            stream: plan.stream.clone(),
+            schema: Arc::clone(&plan.output_schema),
+            event_time: plan.output_event_time.clone(),
+            qualifier: alias.clone().unwrap_or_default(),
+            alias,
+            input: Some(Box::new(plan)),
+        })
+    }
+
+    /// The error of a RANGE frame that names no `ORDER BY` column when this
+    /// source has no event time.
+    fn no_event_time(&self) -> String {
+        match &self.input {
+            None => "RANGE frames need an event-time column: declare the stream WITH \
+                     (event_time = 'col') or write ORDER BY col in OVER"
+                .to_string(),
+            Some(_) => format!(
+                "RANGE frames need an event-time column, and the subquery passes none \
+                 through: select the event-time column of stream '{}' in it as it is (it \
+                 may be renamed), or write ORDER BY col in OVER",
+                self.stream
+            ),
+        }
+    }
 }
 
 /// The Arrow type of an aggregate result.
@@ -685,6 +843,8 @@ struct AggregatePlanner<'a> {
     converter: &'a ExprConverter<'a>,
     catalog: &'a dyn Catalog,
     stream_event_time: Option<String>,
+    /// Why a RANGE frame without `ORDER BY` has no event time.
+    no_event_time: String,
     group_keys: &'a [Expr],
     group_names: &'a [String],
     named_windows: &'a HashMap<String, &'a ast::NamedWindowExpr>,
@@ -730,7 +890,9 @@ impl AggregatePlanner<'_> {
         let list = match &f.args {
             FunctionArguments::List(list) => Some(list),
             FunctionArguments::None => None,
-            FunctionArguments::Subquery(_) => return Err(SqlError::unsupported("subqueries")),
+            FunctionArguments::Subquery(_) => {
+                return Err(SqlError::unsupported(SUBQUERY_IN_EXPRESSION));
+            }
         };
         if list.is_some_and(|l| l.duplicate_treatment == Some(ast::DuplicateTreatment::Distinct)) {
             return Err(SqlError::unsupported(format!(
@@ -936,11 +1098,9 @@ impl AggregatePlanner<'_> {
         };
         let event_time = match frame {
             Frame::Range(_) => {
-                let column = order_column.or_else(|| self.stream_event_time.clone()).ok_or_else(|| {
-                    SqlError::plan(
-                        "RANGE frames need an event-time column: declare the stream WITH (event_time = 'col') or write ORDER BY col in OVER",
-                    )
-                })?;
+                let column = order_column
+                    .or_else(|| self.stream_event_time.clone())
+                    .ok_or_else(|| SqlError::plan(self.no_event_time.clone()))?;
                 let e = self
                     .converter
                     .convert(&ast::Expr::Identifier(ast::Ident::new(&column)), &mut None)?;
