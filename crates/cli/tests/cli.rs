@@ -363,6 +363,24 @@ fn qualify_prints_only_alarm_rows() {
 }
 
 #[test]
+fn a_query_reads_the_results_of_a_with_query() {
+    let out = csv_script(
+        "chain.csv",
+        SMALL,
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}', event_time = 'ts'); \
+         WITH d AS (SELECT ts, k, v - lag(v) OVER (ROWS 1 PRECEDING) AS dv FROM s GROUP BY k) \
+         SELECT ts, k, dv, max(dv) OVER (RANGE '3ms') AS m FROM d GROUP BY k;",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Key a's changes: 4 at 2 ms, NULL next to the NULL value, -7 at 6 ms;
+    // the largest over [t − 3 ms, t] runs on the subquery's event time.
+    assert_eq!(
+        stdout(&out),
+        "ts,k,dv,m\n1,a,,\n2,a,4.0,4.0\n3,b,,\n4,a,,4.0\n5,a,,4.0\n6,a,-7.0,-7.0\n"
+    );
+}
+
+#[test]
 fn date_functions_make_per_minute_partitions() {
     let out = csv_script(
         "minutes.csv",

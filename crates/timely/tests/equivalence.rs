@@ -360,3 +360,46 @@ fn several_sources_are_read_by_different_workers() {
     .unwrap();
     assert_equivalent(sql, &want, &got, 1);
 }
+
+#[test]
+fn a_query_over_a_subquery_is_split_by_the_keys_every_stage_keeps_together() {
+    let input = data(60, 37);
+    for (sql, split, key_columns) in [
+        (
+            "SELECT k, d, max(d) OVER (RANGE '2s') AS m \
+             FROM (SELECT ts, k, v - lag(v) OVER (ROWS 1 PRECEDING) AS d FROM s GROUP BY k) \
+             GROUP BY k",
+            true,
+            1,
+        ),
+        // The key renamed, and a finer key outside.
+        (
+            "SELECT key, g, avg(a) OVER (ROWS 3 PRECEDING) AS aa \
+             FROM (SELECT ts, k AS key, g, avg(v) OVER (ROWS 4 PRECEDING) AS a FROM s GROUP BY k) AS d \
+             GROUP BY key, g",
+            true,
+            2,
+        ),
+        // No windows outside: nothing to keep together there.
+        (
+            "WITH d AS (SELECT k, avg(v) OVER (ROWS 4 PRECEDING) AS a FROM s GROUP BY k) \
+             SELECT k, a * 2 AS twice FROM d WHERE a > 50",
+            true,
+            1,
+        ),
+        // A window over a coarser key mixes the subquery's keys: one worker.
+        (
+            "SELECT g, max(a) OVER (ROWS 5 PRECEDING) AS m \
+             FROM (SELECT k, g, avg(v) OVER (ROWS 4 PRECEDING) AS a FROM s GROUP BY k) GROUP BY g",
+            false,
+            1,
+        ),
+    ] {
+        let want = embedded(sql, &input);
+        let (got, stats) = distributed(sql, &Config::workers(4), input.clone());
+        assert_equivalent(sql, &want, &got, key_columns);
+        assert_eq!(stats.partition_key.is_empty(), !split, "{sql}");
+        let busy = stats.workers.iter().filter(|w| w.rows > 0).count();
+        assert_eq!(busy >= 3, split, "{sql}: rows on {busy} of 4 workers");
+    }
+}
