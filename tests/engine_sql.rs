@@ -1328,6 +1328,103 @@ impl sliq::aggregates::Aggregate for ConcatKeys {
     }
 }
 
+/// Partial aggregates of [`LiveSum`] alive right now.
+static LIVE_SUMS: std::sync::atomic::AtomicIsize = std::sync::atomic::AtomicIsize::new(0);
+
+/// A BIGINT sum whose partial aggregates count themselves in [`LIVE_SUMS`].
+#[derive(Clone)]
+struct LiveSum;
+
+struct Counted(i64);
+
+impl Counted {
+    fn new(x: i64) -> Self {
+        LIVE_SUMS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Counted(x)
+    }
+}
+
+impl Clone for Counted {
+    fn clone(&self) -> Self {
+        Counted::new(self.0)
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        LIVE_SUMS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl sliq::swag::Monoid for LiveSum {
+    type Agg = Counted;
+    fn identity(&self) -> Counted {
+        Counted::new(0)
+    }
+    fn combine(&self, a: &Counted, b: &Counted) -> Counted {
+        Counted::new(a.0 + b.0)
+    }
+}
+
+impl sliq::aggregates::Aggregate for LiveSum {
+    type Output = Option<i64>;
+    fn lift<C: sliq::aggregates::Columns>(&self, columns: &C, row: usize) -> Counted {
+        Counted::new(columns.i64(0, row).unwrap_or(0))
+    }
+    fn lower(&self, agg: &Counted) -> Result<Option<i64>, sliq::aggregates::AggregateError> {
+        Ok(Some(agg.0))
+    }
+}
+
+#[test]
+fn an_unbounded_frame_keeps_one_partial_aggregate_per_key_not_every_row() {
+    use sliq::aggregates::{OutputType, ValueType};
+    use std::sync::atomic::Ordering;
+    // The same sums over every row so far, from an unbounded frame and from
+    // a ROWS frame wider than the stream; live aggregates after each.
+    let mut results = Vec::new();
+    for frame in ["ROWS UNBOUNDED PRECEDING", "ROWS 100000 PRECEDING"] {
+        let (engine, s) = engine_with_s();
+        engine
+            .register_aggregate(
+                "live_sum",
+                vec![ValueType::Int64],
+                OutputType::Scalar(ValueType::Int64),
+                LiveSum,
+            )
+            .unwrap();
+        let before = LIVE_SUMS.load(Ordering::SeqCst);
+        let q = engine
+            .query(&format!(
+                "SELECT key, live_sum(ts) OVER ({frame}) AS total FROM s GROUP BY key"
+            ))
+            .unwrap();
+        let mut totals = Vec::new();
+        for _ in 0..50 {
+            s.push(batch(ROWS)).unwrap();
+            totals.extend(ints(&q.recv().unwrap(), "total"));
+        }
+        results.push((totals, LIVE_SUMS.load(Ordering::SeqCst) - before));
+    }
+    let (unbounded, windowed) = (&results[0], &results[1]);
+    assert_eq!(unbounded.0, windowed.0);
+    // Two keys: one running total each; the window holds all 300 rows.
+    assert_eq!(unbounded.1, 2);
+    assert!(windowed.1 >= 300, "{}", windowed.1);
+    let (engine, _s) = engine_with_s();
+    let plan = engine
+        .explain("SELECT key, max(v) AS m, min(v) OVER (ROWS 3 PRECEDING) FROM s GROUP BY key")
+        .unwrap();
+    assert!(
+        plan.contains("max(v): monoid max(DOUBLE) -> DOUBLE, a running total per key"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("min(v): monoid min(DOUBLE) -> DOUBLE, algorithm daba_lite"),
+        "{plan}"
+    );
+}
+
 #[test]
 fn user_defined_aggregates_run_like_builtins() {
     use sliq::aggregates::{OutputType, ValueType};

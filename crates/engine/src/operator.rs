@@ -151,16 +151,90 @@ impl<A: Aggregate, W: FifoAggregator<A> + Send> AggregateOperator for WindowOper
             for _ in 0..frame.evictions[row] {
                 window.evict();
             }
-            match self.aggregate.lower(&window.query()) {
-                Ok(v) => v.write(&mut sink),
-                Err(e) => {
-                    failed += 1;
-                    first_error.get_or_insert_with(|| format!("row {}: {e}", frame.batch_row(row)));
-                    write_null(&self.output, &mut sink);
-                }
-            }
+            let result = self.aggregate.lower(&window.query());
+            write_result(
+                result,
+                &self.output,
+                &mut sink,
+                frame,
+                row,
+                &mut failed,
+                &mut first_error,
+            );
         }
         (sink.finish(), failed, first_error)
+    }
+}
+
+/// The aggregate of an `UNBOUNDED PRECEDING` frame over all its keys. No
+/// row ever leaves such a frame, so a key needs no window: it keeps one
+/// partial aggregate, the fold of its rows so far (`total ⊗ v`, oldest
+/// first), and its memory stays constant however long the stream runs.
+struct RunningOperator<A: Aggregate> {
+    aggregate: A,
+    /// Per key, the fold of its rows so far.
+    totals: Vec<A::Agg>,
+    output: OutputType,
+}
+
+impl<A: Aggregate> AggregateOperator for RunningOperator<A> {
+    fn process(
+        &mut self,
+        args: &[ArrayRef],
+        filter: Option<&BooleanArray>,
+        key_ids: &[u32],
+        keys: usize,
+        frame: &FramePass,
+    ) -> (ArrayRef, usize, Option<String>) {
+        if self.totals.len() < keys {
+            self.totals.resize(keys, self.aggregate.identity());
+        }
+        let columns = ArrowColumns::new(args);
+        let mut sink = ArrowSink::new(&self.output, key_ids.len());
+        let mut failed = 0;
+        let mut first_error = None;
+        for (row, &key) in key_ids.iter().enumerate() {
+            if let Some(&ahead) = key_ids.get(row + PREFETCH_SLOTS) {
+                sliq_swag::prefetch_value(self.totals.as_ptr().wrapping_add(ahead as usize));
+            }
+            debug_assert!(!frame.late[row] && frame.evictions[row] == 0);
+            let total = &mut self.totals[key as usize];
+            let v = lift_row(&self.aggregate, &columns, filter, row);
+            self.aggregate.combine_into(total, &v);
+            let result = self.aggregate.lower(total);
+            write_result(
+                result,
+                &self.output,
+                &mut sink,
+                frame,
+                row,
+                &mut failed,
+                &mut first_error,
+            );
+        }
+        (sink.finish(), failed, first_error)
+    }
+}
+
+/// Writes row `row`'s lowered result, or NULL when it failed: the first
+/// failure's message (naming the row in its batch) is kept.
+#[inline]
+fn write_result<V: OutputValue>(
+    result: Result<V, sliq_aggregates::AggregateError>,
+    output: &OutputType,
+    sink: &mut ArrowSink,
+    frame: &FramePass,
+    row: usize,
+    failed: &mut usize,
+    first_error: &mut Option<String>,
+) {
+    match result {
+        Ok(v) => v.write(sink),
+        Err(e) => {
+            *failed += 1;
+            first_error.get_or_insert_with(|| format!("row {}: {e}", frame.batch_row(row)));
+            write_null(output, sink);
+        }
     }
 }
 
@@ -178,6 +252,9 @@ pub struct BuildOperator {
     pub algorithm: WindowAlgorithm,
     /// The aggregate's result type.
     pub output: OutputType,
+    /// The frame is `UNBOUNDED PRECEDING`: a running fold per key, whatever
+    /// the algorithm (nothing is ever evicted).
+    pub unbounded: bool,
 }
 
 impl AggregateVisitor for BuildOperator {
@@ -193,6 +270,13 @@ impl AggregateVisitor for BuildOperator {
                 windows: Vec::new(),
                 output,
             })
+        }
+        if self.unbounded {
+            return Box::new(RunningOperator {
+                aggregate,
+                totals: Vec::new(),
+                output: self.output,
+            });
         }
         match self.algorithm {
             WindowAlgorithm::DabaLite => boxed::<A, DabaLite<A>>(aggregate, self.output),

@@ -9,7 +9,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions
 use arrow_schema::{DataType, SchemaRef, TimeUnit};
 use datafusion_common::DFSchema;
 use datafusion_expr::Expr;
-use sliq_sql::{AggregateFunction, QueryPlan};
+use sliq_sql::{AggregateFunction, Frame, QueryPlan};
 
 use crate::expr::{CompiledExpr, RowFailures};
 use crate::frame::{FramePass, FrameState, Late};
@@ -176,15 +176,18 @@ impl CompiledQuery {
                 .collect::<Result<Vec<_>, _>>()?;
             let output = a.function.output_type().clone();
             let counts_frame = counts_frame_rows(a);
+            let unbounded = plan.windows[a.window].frame == Frame::Unbounded;
             let operator = match &a.function {
                 _ if counts_frame => None,
                 AggregateFunction::Builtin(_) if grouped(i) => None,
-                AggregateFunction::Builtin(resolved) => {
-                    Some(resolved.visit(BuildOperator { algorithm, output }))
-                }
+                AggregateFunction::Builtin(resolved) => Some(resolved.visit(BuildOperator {
+                    algorithm,
+                    output,
+                    unbounded,
+                })),
                 AggregateFunction::User(user) => {
                     match user.as_any().downcast_ref::<RegisteredAggregate>() {
-                        Some(registered) => Some(registered.build(algorithm)),
+                        Some(registered) => Some(registered.build(algorithm, unbounded)),
                         None => {
                             return Err(format!(
                                 "aggregate {} was not registered with this engine",
@@ -232,13 +235,17 @@ impl CompiledQuery {
 
     /// The window groups whose built-in aggregates (two or more) share one
     /// DABA Lite per key. Other algorithms (for cross-checks) keep one
-    /// window per aggregate.
+    /// window per aggregate, and so do `UNBOUNDED PRECEDING` frames, whose
+    /// aggregates keep a running fold per key instead of a window.
     fn shared_groups(plan: &QueryPlan, algorithm: WindowAlgorithm) -> Vec<CompiledGroup> {
         if algorithm != WindowAlgorithm::DabaLite {
             return Vec::new();
         }
         let mut groups = Vec::new();
-        for window in 0..plan.windows.len() {
+        for (window, group) in plan.windows.iter().enumerate() {
+            if group.frame == Frame::Unbounded {
+                continue;
+            }
             let (members, specs): (Vec<usize>, Vec<MemberSpec<'_>>) = plan
                 .aggregates
                 .iter()

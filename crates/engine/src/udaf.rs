@@ -5,7 +5,7 @@ use sliq_sql::UserAggregate;
 
 use crate::operator::{AggregateOperator, BuildOperator, WindowAlgorithm};
 
-type Factory = dyn Fn(WindowAlgorithm) -> Box<dyn AggregateOperator> + Send + Sync;
+type Factory = dyn Fn(WindowAlgorithm, bool) -> Box<dyn AggregateOperator> + Send + Sync;
 
 /// An aggregate registered with [`Engine::register_aggregate`](crate::Engine::register_aggregate):
 /// its signature for the planner and a factory for its window operator.
@@ -29,19 +29,21 @@ impl RegisteredAggregate {
             name: name.to_ascii_lowercase(),
             inputs,
             output,
-            factory: Box::new(move |algorithm| {
+            factory: Box::new(move |algorithm, unbounded| {
                 BuildOperator {
                     algorithm,
                     output: out.clone(),
+                    unbounded,
                 }
                 .visit(aggregate.clone())
             }),
         }
     }
 
-    /// A fresh operator running the windows with `algorithm`.
-    pub fn build(&self, algorithm: WindowAlgorithm) -> Box<dyn AggregateOperator> {
-        (self.factory)(algorithm)
+    /// A fresh operator running the windows with `algorithm`, or (for an
+    /// `UNBOUNDED PRECEDING` frame) a running fold per key.
+    pub fn build(&self, algorithm: WindowAlgorithm, unbounded: bool) -> Box<dyn AggregateOperator> {
+        (self.factory)(algorithm, unbounded)
     }
 }
 

@@ -213,6 +213,12 @@ impl QueryPlan {
                 .map(|t| format!(", event time {t}"))
                 .unwrap_or_default();
             out.push_str(&format!("  Window {i}: keys {keys}, {}{time}\n", w.frame));
+            // Nothing leaves an unbounded frame: its aggregates keep one
+            // running total per key instead of a window.
+            let runs_on = match w.frame {
+                Frame::Unbounded => "a running total per key".to_string(),
+                _ => format!("algorithm {algorithm}"),
+            };
             for (j, a) in self
                 .aggregates
                 .iter()
@@ -226,7 +232,7 @@ impl QueryPlan {
                     .map(ToString::to_string)
                     .collect();
                 out.push_str(&format!(
-                    "    {} = {}: monoid {}({}) -> {}, algorithm {algorithm}\n",
+                    "    {} = {}: monoid {}({}) -> {}, {runs_on}\n",
                     aggregate_column(j),
                     a.display,
                     a.function.name(),
