@@ -1656,6 +1656,17 @@ fn qualify_emits_only_the_rows_whose_windows_pass() {
             .unwrap()
             .contains("Qualify: __agg0 > ")
     );
+    // The call in QUALIFY is the select item's: computed once.
+    let plan = engine
+        .explain(
+            "SELECT ts, avg(v) OVER w AS a FROM s GROUP BY key \
+             WINDOW w AS (ROWS 1 PRECEDING) QUALIFY avg(v) OVER w > 3",
+        )
+        .unwrap();
+    assert!(
+        plan.contains("__agg0 = avg(v)") && !plan.contains("__agg1"),
+        "{plan}"
+    );
     s.push(batch(ROWS)).unwrap();
     let out = q.recv().unwrap();
     let all = run("SELECT ts, avg(v) OVER (ROWS 1 PRECEDING) AS a FROM s GROUP BY key");

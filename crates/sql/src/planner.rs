@@ -1009,20 +1009,31 @@ impl AggregatePlanner<'_> {
             .or_at(location_of(filter.as_ref())));
         }
         let window = self.window(f, fixed_frame)?;
-        self.converter.add_column(
-            &aggregate_column(self.aggregates.len()),
-            output_arrow_type(function.output_type()),
-        )?;
         let mut display = f.clone();
         display.over = None;
-        let index = self.aggregates.len();
-        self.aggregates.push(AggregateCall {
-            function,
-            args,
-            filter,
-            window,
-            display: display.to_string(),
+        let display = display.to_string();
+        // The same call over the same window (in a select item and in
+        // QUALIFY, say) is computed once.
+        let same = self.aggregates.iter().position(|a| {
+            a.window == window && a.display == display && a.args == args && a.filter == filter
         });
+        let index = match same {
+            Some(index) => index,
+            None => {
+                self.converter.add_column(
+                    &aggregate_column(self.aggregates.len()),
+                    output_arrow_type(function.output_type()),
+                )?;
+                self.aggregates.push(AggregateCall {
+                    function,
+                    args,
+                    filter,
+                    window,
+                    display,
+                });
+                self.aggregates.len() - 1
+            }
+        };
         Ok(Expr::Column(Column::new_unqualified(aggregate_column(
             index,
         ))))
