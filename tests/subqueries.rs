@@ -144,6 +144,13 @@ fn subqueries_that_cannot_run_are_refused_with_the_reason() {
 }
 
 #[test]
+fn the_event_time_passed_on_under_two_names_keeps_its_own() {
+    let out = run("SELECT ts, count(*) OVER (ORDER BY ts RANGE '2s') AS c \
+         FROM (SELECT ts AS t2, ts FROM s)");
+    assert_eq!(ints(&out, "c"), [1, 2, 3, 3, 3, 1].map(Some));
+}
+
+#[test]
 fn a_with_query_hides_a_stream_of_its_name() {
     let out = run("WITH s AS (SELECT ts, key, v * 10 AS v FROM s) SELECT v FROM s");
     assert_eq!(

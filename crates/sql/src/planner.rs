@@ -666,11 +666,15 @@ fn plan_query_in<'q>(
         .zip(items.into_iter().map(|(_, e)| e))
         .collect();
 
+    // The result column passing the event time on: under its own name if
+    // it keeps it, else the first that renames it.
     let output_event_time = source.event_time.as_ref().and_then(|event_time| {
-        outputs.iter().find_map(|(name, e)| match e {
-            Expr::Column(c) if c.name == *event_time => Some(name.clone()),
-            _ => None,
-        })
+        outputs
+            .iter()
+            .filter(|(_, e)| matches!(e, Expr::Column(c) if c.name == *event_time))
+            .map(|(name, _)| name)
+            .min_by_key(|name| *name != event_time)
+            .cloned()
     });
     Ok(QueryPlan {
         sql: sql.to_string(),
