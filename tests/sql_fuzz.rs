@@ -100,6 +100,8 @@ const SEEDS: &[&str] = &[
     "SELECT s.*, date_trunc('minute', CAST(ts AS TIMESTAMP)) - INTERVAL '1' MINUTE, EXTRACT(SECOND FROM CAST(ts AS TIMESTAMP)) FROM s",
     "SHOW FUNCTIONS LIKE '%a_%'",
     "SELECT abs(v), coalesce(v, 0), concat(key, 'x'), max(round(v)) OVER (ROWS 2 PRECEDING) FROM s WHERE abs(v) > 0",
+    "SELECT d.key, max(dv) OVER (RANGE '10s') FROM (SELECT ts, key, v - lag(v) OVER (ROWS 1 PRECEDING) AS dv FROM s GROUP BY key) AS d GROUP BY key",
+    "WITH a AS (SELECT ts AS t, key, avg(v) OVER (ROWS 3 PRECEDING) AS m FROM s GROUP BY key QUALIFY m > 0), b AS (SELECT t, key, sum(m) OVER (RANGE '5s') AS x FROM a GROUP BY key) SELECT * FROM b WHERE x > 1",
 ];
 
 /// Tokens that may stand in for one another without breaking the syntax, so
