@@ -217,8 +217,9 @@ impl<A: Aggregate> AggregateOperator for RunningOperator<A> {
 }
 
 /// Writes row `row`'s lowered result, or NULL when it failed: the first
-/// failure's message (naming the row in its batch) is kept.
-#[inline]
+/// failure's message (naming the row in its batch) is kept. Once per row:
+/// always inlined (as a call, it cost about 2 % of a whole replay).
+#[inline(always)]
 fn write_result<V: OutputValue>(
     result: Result<V, sliq_aggregates::AggregateError>,
     output: &OutputType,
