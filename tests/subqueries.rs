@@ -185,6 +185,24 @@ fn late_rows_of_the_stream_are_caught_by_the_innermost_query() {
         .expect("push");
     assert_eq!(floats(&q.recv().expect("first"), "m"), some(&[1.0]));
     assert_eq!(floats(&q.recv().expect("third"), "m"), some(&[3.0]));
+    drop(q);
+
+    // In order for each key of the subquery, but not for the one global
+    // window around it: that row gets NULL there and is counted.
+    let q = engine
+        .query(
+            "SELECT count(*) OVER (RANGE '10s') AS c \
+             FROM (SELECT ts, key, count(*) OVER (RANGE '1s') AS n FROM s GROUP BY key)",
+        )
+        .expect("query");
+    s.push(batch(&[
+        (9_000, Some("b"), Some(1.0)),
+        (8_000, Some("c"), Some(1.0)),
+    ]))
+    .expect("a row late only outside the subquery is not an error");
+    assert_eq!(ints(&q.recv().expect("result"), "c"), vec![Some(1), None]);
+    let late: Vec<u64> = engine.stats().queries.iter().map(|q| q.late_rows).collect();
+    assert_eq!(late, vec![1]);
 }
 
 /// One stage of a chain: a query reading `{from}`, and the result column
