@@ -126,9 +126,7 @@ impl<A: Aggregate, W: FifoAggregator<A> + Send> AggregateOperator for WindowOper
             self.windows.push(W::new(self.aggregate.clone()));
         }
         let columns = ArrowColumns::new(args);
-        let mut sink = ArrowSink::new(&self.output, key_ids.len());
-        let mut failed = 0;
-        let mut first_error = None;
+        let mut results = BatchResults::new(&self.output, key_ids.len());
         for (row, &key) in key_ids.iter().enumerate() {
             // Windows of different keys live far apart in memory: fetch the
             // ones a few rows ahead in two stages (window struct, then its
@@ -143,7 +141,7 @@ impl<A: Aggregate, W: FifoAggregator<A> + Send> AggregateOperator for WindowOper
                 self.windows[ahead as usize].prefetch_slots();
             }
             if frame.late[row] {
-                write_null(&self.output, &mut sink);
+                results.push_null();
                 continue;
             }
             let window = &mut self.windows[key as usize];
@@ -151,18 +149,9 @@ impl<A: Aggregate, W: FifoAggregator<A> + Send> AggregateOperator for WindowOper
             for _ in 0..frame.evictions[row] {
                 window.evict();
             }
-            let result = self.aggregate.lower(&window.query());
-            write_result(
-                result,
-                &self.output,
-                &mut sink,
-                frame,
-                row,
-                &mut failed,
-                &mut first_error,
-            );
+            results.push(self.aggregate.lower(&window.query()), frame, row);
         }
-        (sink.finish(), failed, first_error)
+        results.finish()
     }
 }
 
@@ -190,9 +179,7 @@ impl<A: Aggregate> AggregateOperator for RunningOperator<A> {
             self.totals.resize(keys, self.aggregate.identity());
         }
         let columns = ArrowColumns::new(args);
-        let mut sink = ArrowSink::new(&self.output, key_ids.len());
-        let mut failed = 0;
-        let mut first_error = None;
+        let mut results = BatchResults::new(&self.output, key_ids.len());
         for (row, &key) in key_ids.iter().enumerate() {
             if let Some(&ahead) = key_ids.get(row + PREFETCH_SLOTS) {
                 sliq_swag::prefetch_value(self.totals.as_ptr().wrapping_add(ahead as usize));
@@ -201,41 +188,60 @@ impl<A: Aggregate> AggregateOperator for RunningOperator<A> {
             let total = &mut self.totals[key as usize];
             let v = lift_row(&self.aggregate, &columns, filter, row);
             self.aggregate.combine_into(total, &v);
-            let result = self.aggregate.lower(total);
-            write_result(
-                result,
-                &self.output,
-                &mut sink,
-                frame,
-                row,
-                &mut failed,
-                &mut first_error,
-            );
+            results.push(self.aggregate.lower(total), frame, row);
         }
-        (sink.finish(), failed, first_error)
+        results.finish()
     }
 }
 
-/// Writes row `row`'s lowered result, or NULL when it failed: the first
-/// failure's message (naming the row in its batch) is kept. Once per row:
-/// always inlined (as a call, it cost about 2 % of a whole replay).
-#[inline(always)]
-fn write_result<V: OutputValue>(
-    result: Result<V, sliq_aggregates::AggregateError>,
-    output: &OutputType,
-    sink: &mut ArrowSink,
-    frame: &FramePass,
-    row: usize,
-    failed: &mut usize,
-    first_error: &mut Option<String>,
-) {
-    match result {
-        Ok(v) => v.write(sink),
-        Err(e) => {
-            *failed += 1;
-            first_error.get_or_insert_with(|| format!("row {}: {e}", frame.batch_row(row)));
-            write_null(output, sink);
+/// One batch's results of an aggregate, in the rows' visiting order: the
+/// values, and how many rows failed (NULL instead) with the first failure.
+struct BatchResults<'o> {
+    output: &'o OutputType,
+    sink: ArrowSink,
+    failed: usize,
+    first_error: Option<String>,
+}
+
+impl<'o> BatchResults<'o> {
+    fn new(output: &'o OutputType, rows: usize) -> Self {
+        BatchResults {
+            output,
+            sink: ArrowSink::new(output, rows),
+            failed: 0,
+            first_error: None,
         }
+    }
+
+    /// Row `row`'s lowered result, or NULL when it failed; the first
+    /// failure's message names the row in its batch. Once per row: always
+    /// inlined (as a call, it cost about 2 % of a whole replay).
+    #[inline(always)]
+    fn push<V: OutputValue>(
+        &mut self,
+        result: Result<V, sliq_aggregates::AggregateError>,
+        frame: &FramePass,
+        row: usize,
+    ) {
+        match result {
+            Ok(v) => v.write(&mut self.sink),
+            Err(e) => {
+                self.failed += 1;
+                self.first_error
+                    .get_or_insert_with(|| format!("row {}: {e}", frame.batch_row(row)));
+                self.push_null();
+            }
+        }
+    }
+
+    /// A NULL result (a late row).
+    #[inline(always)]
+    fn push_null(&mut self) {
+        write_null(self.output, &mut self.sink);
+    }
+
+    fn finish(self) -> (ArrayRef, usize, Option<String>) {
+        (self.sink.finish(), self.failed, self.first_error)
     }
 }
 
