@@ -66,15 +66,16 @@ impl<'a> ExprConverter<'a> {
     }
 
     /// A converter for expressions over `schema`, a row of a subquery's
-    /// results; `alias` (if any) qualifies its columns.
-    pub fn for_subquery(schema: DFSchema, alias: Option<&'a str>) -> Self {
+    /// results; its `alias` qualifies the columns (empty: no alias, and
+    /// nothing qualifies them).
+    pub fn for_subquery(schema: DFSchema, alias: &'a str) -> Self {
         ExprConverter {
             schema: RefCell::new(schema),
             relation: match alias {
-                Some(alias) => format!("subquery '{alias}'"),
-                None => "the subquery".to_string(),
+                "" => "the subquery".to_string(),
+                alias => format!("subquery '{alias}'"),
             },
-            qualifier: alias.unwrap_or_default(),
+            qualifier: alias,
         }
     }
 

@@ -515,7 +515,7 @@ fn plan_query_in<'q>(
         None => {
             ExprConverter::new(df_schema(&input_schema)?, &source.stream).aliased(&source.qualifier)
         }
-        Some(_) => ExprConverter::for_subquery(df_schema(&input_schema)?, source.alias.as_deref()),
+        Some(_) => ExprConverter::for_subquery(df_schema(&input_schema)?, &source.qualifier),
     };
 
     let filter = match &select.selection {
@@ -704,10 +704,9 @@ struct Source {
     /// that passes the stream's event time through unchanged.
     event_time: Option<String>,
     /// The name that may qualify columns (`s.v`, `d.*`): the stream's name,
-    /// or the alias, which hides it; a subquery's alias or `WITH` name.
+    /// or the alias, which hides it; a subquery's alias or `WITH` name
+    /// (empty for a subquery without an alias: nothing qualifies).
     qualifier: String,
-    /// The alias written after `FROM (SELECT …)` or the `WITH` query's name.
-    alias: Option<String>,
     /// The subquery, when the rows are its results.
     input: Option<Box<QueryPlan>>,
 }
@@ -750,11 +749,10 @@ impl Source {
                     return Err(unknown_stream(&stream, catalog, location_of(name)));
                 };
                 Ok(Source {
-                    qualifier: alias.clone().unwrap_or_else(|| stream.clone()),
+                    qualifier: alias.unwrap_or_else(|| stream.clone()),
                     stream,
                     schema,
                     event_time,
-                    alias,
                     input: None,
                 })
             }
@@ -790,8 +788,7 @@ impl Source {
             stream: plan.stream.clone(),
             schema: Arc::clone(&plan.output_schema),
             event_time: plan.output_event_time.clone(),
-            qualifier: alias.clone().unwrap_or_default(),
-            alias,
+            qualifier: alias.unwrap_or_default(),
             input: Some(Box::new(plan)),
         })
     }
