@@ -112,3 +112,21 @@ fn one_global_window_matches_duckdb() {
         &["m", "a"],
     );
 }
+
+#[test]
+fn a_query_over_a_subquery_matches_duckdb() {
+    // Per key, each value's change since the key's previous one; rows
+    // without a change (the first of a key, NULLs) are dropped between the
+    // stages; then windows per key by event time and by rows, and one
+    // global window.
+    crosscheck(
+        "SELECT seq, \
+         max(dv) OVER (PARTITION BY key ORDER BY ts RANGE BETWEEN INTERVAL '5' SECOND PRECEDING AND CURRENT ROW) AS m, \
+         avg(dv) OVER (PARTITION BY key ROWS BETWEEN 9 PRECEDING AND CURRENT ROW) AS a, \
+         sum(dv) OVER (ROWS 19 PRECEDING) AS g \
+         FROM (SELECT seq, ts, key, v - lag(v) OVER (ROWS 1 PRECEDING) AS dv FROM s GROUP BY key \
+               QUALIFY dv IS NOT NULL) AS d",
+        "tests/data/duck_chain.csv",
+        &["m", "a", "g"],
+    );
+}
