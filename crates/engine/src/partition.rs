@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use arrow_array::{RecordBatch, UInt32Array};
 use arrow_row::RowConverter;
+use arrow_schema::SchemaRef;
 use arrow_select::take::take_record_batch;
 use datafusion_expr::Expr;
 use sliq_sql::{QueryPlan, WindowGroup};
@@ -21,49 +22,63 @@ use sliq_sql::{QueryPlan, WindowGroup};
 use crate::expr::{CompiledExpr, RowFailures};
 use crate::keys::{key_sort_field, sql_equal_floats};
 
-/// The keys a query's rows can be split by: those of the innermost query's
-/// windows (which read the stream's rows), when every window of every query
-/// in the chain keeps the rows of one such key together.
+/// The keys a query's rows can be split by, over the stream's columns: the
+/// keys of the first query in the chain that has windows (the innermost one
+/// that reads the stream has `plan.input == None`), when every window of
+/// every query keeps the rows of one such key together.
 ///
-/// The innermost query's windows must all have the same keys. A query
-/// around it may have windows only if each of them is keyed by (at least)
-/// every one of those key columns as its subquery passes them through
-/// (`SELECT k AS key, … GROUP BY k` read by `… GROUP BY key, sensor`): then
-/// all rows of one of its keys hash alike. Otherwise the chain cannot be
-/// split.
-struct SplitKeys<'p> {
-    /// The innermost query, whose input is the stream.
-    plan: &'p QueryPlan,
-    /// Its windows' shared keys.
-    window: &'p WindowGroup,
-    /// For each key, the result columns of `plan`'s outermost query that
+/// The first windowed query's windows must all have the same keys; if it
+/// reads a subquery, each key must be a column that the queries below pass
+/// on unchanged from the stream (renamed or not). A query after it may have
+/// windows only if each of them is keyed by (at least) every one of those
+/// key columns as they are passed on (`SELECT k AS key, … GROUP BY k` read
+/// by `… GROUP BY key, sensor`): then all rows of one of its keys hash
+/// alike. Otherwise the chain cannot be split.
+struct SplitKeys {
+    /// The partition key, over the stream's columns.
+    keys: Vec<Expr>,
+    /// The key as written in the query that set it.
+    key_names: Vec<String>,
+    /// For each key, the result columns of the query examined last that
     /// carry it unchanged (empty when none does).
     carried: Vec<Vec<String>>,
 }
 
-impl<'p> SplitKeys<'p> {
-    fn of(plan: &'p QueryPlan) -> Option<Self> {
-        let mut split = match plan.input.as_deref() {
+/// How far a chain of queries can be split, query by query from the one
+/// that reads the stream.
+enum Split {
+    /// No query so far has windows: for each stream column, the result
+    /// columns of the last query that carry it unchanged.
+    Free(Vec<(String, Vec<String>)>),
+    /// Split by these keys.
+    Keyed(SplitKeys),
+}
+
+impl SplitKeys {
+    /// The split of `plan`'s rows, with the schema of the stream they come from.
+    fn of(plan: &QueryPlan) -> Option<(Self, &SchemaRef)> {
+        let (split, stream_schema) = Self::walk(plan)?;
+        match split {
+            Split::Keyed(keys) => Some((keys, stream_schema)),
+            Split::Free(_) => None,
+        }
+    }
+
+    fn walk(plan: &QueryPlan) -> Option<(Split, &SchemaRef)> {
+        let (split, stream_schema) = match plan.input.as_deref() {
             None => {
-                let first = plan.windows.first()?;
-                let shared = plan.windows.iter().all(|w| w.keys == first.keys);
-                if !shared || first.keys.is_empty() {
-                    return None;
-                }
-                let carried = first
-                    .keys
-                    .iter()
-                    .map(|k| column_name(k).map(str::to_string).into_iter().collect());
-                SplitKeys {
-                    plan,
-                    window: first,
-                    carried: carried.collect(),
-                }
+                let columns = plan.input_schema.fields().iter();
+                let carried = columns.map(|f| (f.name().clone(), vec![f.name().clone()]));
+                (Split::Free(carried.collect()), &plan.input_schema)
             }
-            Some(input) => {
-                let split = Self::of(input)?;
+            Some(input) => Self::walk(input)?,
+        };
+        let split = match split {
+            Split::Free(columns) if plan.windows.is_empty() => Split::Free(columns),
+            Split::Free(columns) => Split::Keyed(Self::first_keys(plan, &columns)?),
+            Split::Keyed(keys) => {
                 let keeps_keys_together = |w: &WindowGroup| {
-                    split.carried.iter().all(|names| {
+                    keys.carried.iter().all(|names| {
                         w.keys
                             .iter()
                             .filter_map(column_name)
@@ -73,19 +88,70 @@ impl<'p> SplitKeys<'p> {
                 if !plan.windows.iter().all(keeps_keys_together) {
                     return None;
                 }
-                split
+                Split::Keyed(keys)
             }
         };
-        // The names under which each key leaves this query.
-        for names in &mut split.carried {
-            *names = plan
-                .outputs
+        // The names under which each carried column leaves this query.
+        let passed_on = |names: &[String]| -> Vec<String> {
+            plan.outputs
                 .iter()
                 .filter(|(_, e)| column_name(e).is_some_and(|c| names.iter().any(|n| n == c)))
                 .map(|(name, _)| name.clone())
-                .collect();
+                .collect()
+        };
+        let split = match split {
+            Split::Free(columns) => Split::Free(
+                columns
+                    .into_iter()
+                    .map(|(column, names)| (column, passed_on(&names)))
+                    .collect(),
+            ),
+            Split::Keyed(mut keys) => {
+                for names in &mut keys.carried {
+                    *names = passed_on(names);
+                }
+                Split::Keyed(keys)
+            }
+        };
+        Some((split, stream_schema))
+    }
+
+    /// The keys of `plan`, the first query of its chain with windows, which
+    /// must all agree; `columns` tells which stream column each of its input
+    /// columns carries (every one, when `plan` reads the stream itself).
+    fn first_keys(plan: &QueryPlan, columns: &[(String, Vec<String>)]) -> Option<Self> {
+        let first = plan.windows.first()?;
+        if first.keys.is_empty() || plan.windows.iter().any(|w| w.keys != first.keys) {
+            return None;
         }
-        Some(split)
+        let keys = match plan.input {
+            // Over the stream: any expression of its columns.
+            None => first.keys.clone(),
+            // Over a subquery: columns it passes on from the stream.
+            Some(_) => first
+                .keys
+                .iter()
+                .map(|k| {
+                    let name = column_name(k)?;
+                    let (column, _) = columns
+                        .iter()
+                        .find(|(_, names)| names.iter().any(|n| n == name))?;
+                    Some(Expr::Column(datafusion_common::Column::new_unqualified(
+                        column,
+                    )))
+                })
+                .collect::<Option<Vec<_>>>()?,
+        };
+        let carried = first
+            .keys
+            .iter()
+            .map(|k| column_name(k).map(str::to_string).into_iter().collect())
+            .collect();
+        Some(SplitKeys {
+            keys,
+            key_names: first.key_names.clone(),
+            carried,
+        })
     }
 }
 
@@ -115,7 +181,7 @@ impl std::fmt::Debug for Partitioner {
 }
 
 impl Partitioner {
-    /// The partitioner of `plan`: by the windows' keys when they all agree
+    /// The partitioner of `plan`: by its windows' keys when they all agree
     /// (see [`SplitKeys`] for a query over a subquery).
     pub(crate) fn new(plan: &QueryPlan) -> Result<Self, String> {
         let Some(split) = SplitKeys::of(plan) else {
@@ -126,10 +192,10 @@ impl Partitioner {
                 rows: Vec::new(),
             });
         };
-        let window = split.window;
-        let input = datafusion_common::DFSchema::try_from(Arc::clone(&split.plan.input_schema))
+        let (split, stream_schema) = split;
+        let input = datafusion_common::DFSchema::try_from(Arc::clone(stream_schema))
             .map_err(|e| e.to_string())?;
-        let keys = window
+        let keys = split
             .keys
             .iter()
             .map(|k| CompiledExpr::new(k, &input))
@@ -139,7 +205,7 @@ impl Partitioner {
             .map_err(|e| format!("cannot partition by these key types: {e}"))?;
         Ok(Partitioner {
             keys,
-            key_names: window.key_names.clone(),
+            key_names: split.key_names,
             converter: Some(converter),
             rows: Vec::new(),
         })

@@ -387,6 +387,21 @@ fn a_query_over_a_subquery_is_split_by_the_keys_every_stage_keeps_together() {
             true,
             1,
         ),
+        // A subquery without windows: split by the key of the windows
+        // around it, a stream column it passes on renamed.
+        (
+            "SELECT key, max(x) OVER (ROWS 5 PRECEDING) AS m \
+             FROM (SELECT k AS key, v * 2 AS x FROM s WHERE v > 10) GROUP BY key",
+            true,
+            1,
+        ),
+        // … but not by a key it computes (the stream has no such column).
+        (
+            "SELECT key, max(x) OVER (ROWS 5 PRECEDING) AS m \
+             FROM (SELECT upper(k) AS key, v AS x FROM s) GROUP BY key",
+            false,
+            1,
+        ),
         // A window over a coarser key mixes the subquery's keys: one worker.
         (
             "SELECT g, max(a) OVER (ROWS 5 PRECEDING) AS m \
