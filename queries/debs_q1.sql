@@ -6,7 +6,8 @@
 --     switched on, in ms: the last time (epoch ms) the valve was off minus the last time the
 --     sensor was off;
 --   * the trend of each pair's delays over the last 24 hours of event time (least-squares
---     slope, in ms of delay per day), and the alarm: the delay grows by more than 1 % a day.
+--     slope, in ms of delay per day), and the alarm: the delay exceeds the smallest one of the
+--     last 24 hours by more than 1 %.
 -- The WITH query computes the changes and delays and passes on only the events where a flag
 -- changed (QUALIFY); the query around it reads those, so its 24-hour windows hold the day's
 -- few dozen changes, not the day's 8.6 million events.
@@ -42,8 +43,8 @@ SELECT ts, bm05_changed, bm08_changed, bm06_changed, bm09_changed, bm07_changed,
        regr_slope(delay_a_ms, CAST(ts AS BIGINT)) OVER d * 86400000 AS trend_a_ms_per_day,
        regr_slope(delay_b_ms, CAST(ts AS BIGINT)) OVER d * 86400000 AS trend_b_ms_per_day,
        regr_slope(delay_c_ms, CAST(ts AS BIGINT)) OVER d * 86400000 AS trend_c_ms_per_day,
-       regr_slope(delay_a_ms, CAST(ts AS BIGINT)) OVER d * 86400000 > 0.01 * avg(delay_a_ms) OVER d AS alarm_a,
-       regr_slope(delay_b_ms, CAST(ts AS BIGINT)) OVER d * 86400000 > 0.01 * avg(delay_b_ms) OVER d AS alarm_b,
-       regr_slope(delay_c_ms, CAST(ts AS BIGINT)) OVER d * 86400000 > 0.01 * avg(delay_c_ms) OVER d AS alarm_c
+       delay_a_ms > 1.01 * min(delay_a_ms) OVER d AS alarm_a,
+       delay_b_ms > 1.01 * min(delay_b_ms) OVER d AS alarm_b,
+       delay_c_ms > 1.01 * min(delay_c_ms) OVER d AS alarm_c
 FROM changes
 WINDOW d AS (RANGE '24h');

@@ -1252,7 +1252,11 @@ fn debs_queries_find_valve_delays_and_power_alarms_in_generated_data() {
     let text = stdout(&out);
     let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
     let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (at, trend_at) = (column("delay_a_ms"), column("trend_a_ms_per_day"));
+    let (at, trend_at, alarm_at) = (
+        column("delay_a_ms"),
+        column("trend_a_ms_per_day"),
+        column("alarm_a"),
+    );
     let delays: Vec<f64> = text
         .lines()
         .skip(1)
@@ -1284,6 +1288,10 @@ fn debs_queries_find_valve_delays_and_power_alarms_in_generated_data() {
         let cells: Vec<&str> = line.split(',').collect();
         if let Ok(delay) = cells[at].parse::<f64>() {
             points.push((ms_of_day(cells[0]), delay));
+            // The alarm: 1 % above the smallest delay of the last 24 hours.
+            let smallest = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+            let alarm = (delay > 1.01 * smallest).to_string();
+            assert_eq!(cells[alarm_at], alarm, "{line}");
         }
         let Ok(trend) = cells[trend_at].parse::<f64>() else {
             assert!(points.len() < 2, "no trend at {line}");
