@@ -5,7 +5,9 @@
 //! [`QueryPlan`]: the input stream, an optional filter, the distinct
 //! [`WindowGroup`]s (keys, frame, event time), the aggregate calls with
 //! their arguments as type-checked `datafusion_expr::Expr`s, and the output
-//! columns as expressions over the input row plus the aggregate results.
+//! columns as expressions over the input row plus the aggregate results. A
+//! query over a subquery (`FROM (SELECT …)` or a `WITH` query) carries the
+//! subquery's plan as its `input`, whose results are its rows.
 //!
 //! ```
 //! use std::sync::Arc;
