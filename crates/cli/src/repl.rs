@@ -18,6 +18,8 @@ const HELP: &str = "\
 Statements end with ';' and may span lines. Ctrl-C stops a running query; Ctrl-D exits.
   CREATE STREAM s (ts TIMESTAMP, key VARCHAR, v DOUBLE) WITH (path = 'data.csv', format = 'csv', event_time = 'ts');
   SELECT key, max(v) OVER (ROWS 999 PRECEDING) AS m FROM s GROUP BY key;
+  WITH d AS (SELECT ts, key, v - lag(v) OVER (ROWS 1 PRECEDING) AS dv FROM s GROUP BY key)
+    SELECT key, max(dv) OVER (RANGE '10s') FROM d GROUP BY key;    -- a query over a query
   EXPLAIN SELECT …;  SHOW STREAMS;  SHOW QUERIES;  SHOW FUNCTIONS [LIKE '%max%'];
   DESCRIBE s;  DROP STREAM s;
   INSERT INTO s VALUES (…);  SET window_algorithm = 'daba_lite';
