@@ -151,6 +151,26 @@ fn the_event_time_passed_on_under_two_names_keeps_its_own() {
 }
 
 #[test]
+fn a_chain_of_with_queries_may_be_long_but_not_endless() {
+    // `d{i}` adds 1 to `d{i-1}`'s value: n stages add n - 1.
+    let chain = |n: usize| {
+        let mut ctes = vec!["d0 AS (SELECT ts, v FROM s)".to_string()];
+        ctes.extend((1..n).map(|i| format!("d{i} AS (SELECT ts, v + 1 AS v FROM d{})", i - 1)));
+        format!("WITH {} SELECT v FROM d{}", ctes.join(", "), n - 1)
+    };
+    let out = run(&chain(60));
+    assert_eq!(floats(&out, "v")[0], Some(60.0));
+    // 20,000 stages overflowed the stack while planning: past 64, a chain is
+    // refused.
+    let error = plan_error(&chain(100));
+    assert!(
+        error.contains("reading through more than 64 nested queries"),
+        "{}",
+        &error[..error.len().min(300)]
+    );
+}
+
+#[test]
 fn a_with_query_hides_a_stream_of_its_name() {
     let out = run("WITH s AS (SELECT ts, key, v * 10 AS v FROM s) SELECT v FROM s");
     assert_eq!(

@@ -389,8 +389,13 @@ fn null_of(t: &DataType) -> datafusion_common::ScalarValue {
 
 /// Plans a `SELECT` as a continuous query.
 fn plan_query(query: &ast::Query, sql: &str, catalog: &dyn Catalog) -> Result<QueryPlan, SqlError> {
-    plan_query_in(query, sql, catalog, &[])
+    plan_query_in(query, sql, catalog, &[], 0)
 }
+
+/// The most queries one query may read through, one inside the other
+/// (subqueries in FROM and WITH queries): each is a stage that every batch
+/// goes through, and planning and running them recurse once per stage.
+const MAX_NESTED_QUERIES: usize = 64;
 
 /// A common table expression (`WITH name AS (query)`) in scope.
 #[derive(Clone, Copy)]
@@ -429,13 +434,21 @@ fn scope_with<'q>(query: &'q ast::Query, outer: &[Cte<'q>]) -> Result<Vec<Cte<'q
     Ok(scope)
 }
 
-/// Plans `query` with the common table expressions `outer` in scope.
+/// Plans `query` with the common table expressions `outer` in scope;
+/// `depth` queries read its results, one inside the other.
 fn plan_query_in<'q>(
     query: &'q ast::Query,
     sql: &str,
     catalog: &dyn Catalog,
     outer: &[Cte<'q>],
+    depth: usize,
 ) -> Result<QueryPlan, SqlError> {
+    if depth > MAX_NESTED_QUERIES {
+        return Err(SqlError::unsupported(format!(
+            "reading through more than {MAX_NESTED_QUERIES} nested queries (subqueries and WITH queries)"
+        ))
+        .or_at(location_of(query)));
+    }
     let scope = scope_with(query, outer)?;
     if let Some(order_by) = &query.order_by {
         return Err(
@@ -483,7 +496,7 @@ fn plan_query_in<'q>(
     };
     let select = match query.body.as_ref() {
         SetExpr::Select(select) => select,
-        SetExpr::Query(inner) => return plan_query_in(inner, sql, catalog, &scope),
+        SetExpr::Query(inner) => return plan_query_in(inner, sql, catalog, &scope, depth),
         body => {
             return Err(SqlError::unsupported(
                 "set operations (UNION, INTERSECT, EXCEPT) and VALUES",
@@ -509,7 +522,7 @@ fn plan_query_in<'q>(
             return Err(SqlError::unsupported("joins").or_at(location_of(second)));
         }
     };
-    let source = Source::resolve(&table.relation, catalog, &scope)?;
+    let source = Source::resolve(&table.relation, catalog, &scope, depth)?;
     let input_schema = Arc::clone(&source.schema);
     let converter = match &source.input {
         None => {
@@ -713,11 +726,13 @@ struct Source {
 
 impl Source {
     /// Resolves `FROM relation` against the catalog and the `WITH` queries in
-    /// `scope` (which hide streams of the same name).
+    /// `scope` (which hide streams of the same name), for a query that
+    /// `depth` queries read.
     fn resolve(
         relation: &TableFactor,
         catalog: &dyn Catalog,
         scope: &[Cte<'_>],
+        depth: usize,
     ) -> Result<Source, SqlError> {
         let alias_name = |alias: &Option<ast::TableAlias>| -> Result<Option<String>, SqlError> {
             match alias {
@@ -742,6 +757,7 @@ impl Source {
                         &scope[i].query.to_string(),
                         catalog,
                         &scope[..i],
+                        depth + 1,
                     )?;
                     return Self::subquery(plan, alias, location_of(name));
                 }
@@ -765,7 +781,8 @@ impl Source {
                 if *lateral {
                     return Err(SqlError::unsupported("LATERAL").or_at(location_of(relation)));
                 }
-                let plan = plan_query_in(subquery, &subquery.to_string(), catalog, scope)?;
+                let plan =
+                    plan_query_in(subquery, &subquery.to_string(), catalog, scope, depth + 1)?;
                 Self::subquery(plan, alias_name(alias)?, location_of(relation))
             }
             other => Err(SqlError::unsupported(format!("FROM {other}")).or_at(location_of(other))),
