@@ -381,6 +381,27 @@ fn a_query_reads_the_results_of_a_with_query() {
 }
 
 #[test]
+fn a_generated_query_too_deep_to_plan_is_refused_not_a_crash() {
+    // 20,000 ORs (a generated filter) overflowed the stack and aborted.
+    let terms: Vec<String> = (0..20_000).map(|i| format!("v = {i}")).collect();
+    let script = format!(
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE);\nSELECT v FROM s WHERE {};\n",
+        terms.join(" OR ")
+    );
+    let out = run(&[
+        "-f",
+        scratch("deep.sql", script.as_bytes()).to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("an expression nested more than 256 deep")
+            && stderr(&out).contains("at line 2, column 1"),
+        "{}",
+        &stderr(&out)[..stderr(&out).len().min(400)]
+    );
+}
+
+#[test]
 fn date_functions_make_per_minute_partitions() {
     let out = csv_script(
         "minutes.csv",

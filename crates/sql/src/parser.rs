@@ -6,7 +6,9 @@
 //! forms) and the frame shorthand `RANGE '10s'` (read as
 //! `RANGE '10s' PRECEDING`).
 
-use sqlparser::ast::Statement;
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{self, Statement, Visit, Visitor};
 use sqlparser::dialect::Dialect;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
@@ -35,8 +37,70 @@ impl Dialect for SliqDialect {
     }
 }
 
+/// How deep expressions may nest (`a OR b OR c` is three deep:
+/// `(a OR b) OR c`, then `a`). Planning, compiling (DataFusion) and
+/// evaluating an expression recurse once per level: a query with a chain of
+/// 500 ran on a thread with a 2 MiB stack (the default for spawned threads),
+/// one of 1,000 overflowed it.
+const MAX_EXPRESSION_DEPTH: usize = 256;
+
+/// How many set operations (`UNION`, …) one query may chain. sliq refuses
+/// them all, but a long chain must be refused before anything walks it.
+const MAX_SET_OPERATIONS: usize = 64;
+
+/// Texts up to this long are parsed on the caller's thread: no tree they
+/// hold is deep enough to strain its stack while it is checked and dropped.
+const SMALL_SQL_BYTES: usize = 16 << 10;
+
+/// The longest text parsed in one call.
+const MAX_SQL_BYTES: usize = 32 << 20;
+
+/// Stack per byte of text for the thread that parses a long text: a chain
+/// `a + b + …` is one tree level per 2 to 4 bytes, and dropping such a tree
+/// takes a few dozen bytes of stack per level.
+const PARSER_STACK_PER_BYTE: usize = 32;
+
 /// Parses `sql` (one or more `;`-separated statements).
+///
+/// sqlparser builds a chain of operators (`a OR b OR …`, `x::INT::INT…`,
+/// `… UNION …`) as a tree one level deeper per operator, in a loop, so the
+/// text bounds its depth, not the parser's recursion limit; anything that
+/// walks or drops such a tree then recurses once per level. Statements whose
+/// expressions nest more than [`MAX_EXPRESSION_DEPTH`] deep are refused here,
+/// and a long text is parsed, checked and (when refused) dropped on a thread
+/// whose stack fits any tree it can hold, so no input overflows a stack.
 pub fn parse_statements(sql: &str) -> Result<Vec<Statement>, SqlError> {
+    if sql.len() <= SMALL_SQL_BYTES {
+        return parse_and_check(sql);
+    }
+    if sql.len() > MAX_SQL_BYTES {
+        return Err(SqlError::new(SqlErrorKind::Syntax(format!(
+            "the text is {} bytes long; at most {} MiB is parsed at a time",
+            sql.len(),
+            MAX_SQL_BYTES >> 20
+        ))));
+    }
+    std::thread::scope(|scope| {
+        let parser = std::thread::Builder::new()
+            .name("sliq-parser".into())
+            .stack_size(sql.len() * PARSER_STACK_PER_BYTE)
+            .spawn_scoped(scope, || parse_and_check(sql))
+            .map_err(|e| {
+                SqlError::new(SqlErrorKind::Plan(format!(
+                    "cannot start a thread to parse {} bytes of SQL: {e}",
+                    sql.len()
+                )))
+            })?;
+        parser.join().unwrap_or_else(|_| {
+            Err(SqlError::new(SqlErrorKind::Syntax(
+                "the SQL parser failed on this text".into(),
+            )))
+        })
+    })
+}
+
+/// [`parse_statements`] on the current thread.
+fn parse_and_check(sql: &str) -> Result<Vec<Statement>, SqlError> {
     let dialect = SliqDialect;
     let tokens = Tokenizer::new(&dialect, sql)
         .tokenize_with_location()
@@ -54,7 +118,7 @@ pub fn parse_statements(sql: &str) -> Result<Vec<Statement>, SqlError> {
             .with_tokens_with_locations(tokens)
             .parse_statements()
     };
-    parse(tokens.clone()).map_err(|e| {
+    let statements = parse(tokens.clone()).map_err(|e| {
         // When the statement after EXPLAIN does not parse, sqlparser tries
         // `EXPLAIN <table>` and reports that attempt's error, which points
         // at the statement's second word. Report the statement's own.
@@ -63,7 +127,81 @@ pub fn parse_statements(sql: &str) -> Result<Vec<Statement>, SqlError> {
             _ => e,
         };
         parser_error(error).with_source(sql)
-    })
+    })?;
+    let starts = statement_starts(&tokens);
+    for (i, statement) in statements.iter().enumerate() {
+        let mut nesting = Nesting::default();
+        if let ControlFlow::Break(too_deep) = statement.visit(&mut nesting) {
+            let start = starts.get(i).copied();
+            return Err(SqlError::at(SqlErrorKind::Unsupported(too_deep), start).with_source(sql));
+        }
+    }
+    Ok(statements)
+}
+
+/// Walks a statement's trees no deeper than the limits allow, breaking
+/// with what is too deep (before going any deeper).
+#[derive(Default)]
+struct Nesting {
+    expressions: usize,
+}
+
+impl Visitor for Nesting {
+    type Break = String;
+
+    fn pre_visit_query(&mut self, query: &ast::Query) -> ControlFlow<String> {
+        let mut chained = 0;
+        let mut body = query.body.as_ref();
+        while let ast::SetExpr::SetOperation { left, .. } = body {
+            chained += 1;
+            if chained > MAX_SET_OPERATIONS {
+                return ControlFlow::Break(format!(
+                    "more than {MAX_SET_OPERATIONS} set operations (UNION, INTERSECT, EXCEPT) in a row"
+                ));
+            }
+            body = left;
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, _: &ast::Expr) -> ControlFlow<String> {
+        self.expressions += 1;
+        if self.expressions > MAX_EXPRESSION_DEPTH {
+            return ControlFlow::Break(format!(
+                "an expression nested more than {MAX_EXPRESSION_DEPTH} deep (a chain of as many operators, \
+                 such as a OR b OR …, counts one level per operator)"
+            ));
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_expr(&mut self, _: &ast::Expr) -> ControlFlow<String> {
+        self.expressions -= 1;
+        ControlFlow::Continue(())
+    }
+}
+
+/// Where each statement of `tokens` starts: its first token after the
+/// `;` that ends the one before (a statement's own location would be a
+/// walk of its whole tree).
+fn statement_starts(tokens: &[TokenWithSpan]) -> Vec<Location> {
+    let mut starts = Vec::new();
+    let mut at_start = true;
+    for t in tokens {
+        match &t.token {
+            Token::Whitespace(_) => {}
+            Token::SemiColon => at_start = true,
+            _ if at_start => {
+                at_start = false;
+                starts.push(Location {
+                    line: t.span.start.line,
+                    column: t.span.start.column,
+                });
+            }
+            _ => {}
+        }
+    }
+    starts
 }
 
 /// `tokens` without the EXPLAIN keywords that start statements, or `None`
@@ -236,6 +374,46 @@ pub fn duration_ms(text: &str) -> Result<i64, DurationError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `n` comparisons joined by OR: a tree `n` deep.
+    fn or_chain(n: usize) -> String {
+        let terms: Vec<String> = (0..n).map(|i| format!("v > {i}")).collect();
+        format!("SELECT v FROM s WHERE {}", terms.join(" OR "))
+    }
+
+    #[test]
+    fn deep_trees_are_refused_before_anything_walks_them() {
+        assert!(parse_statements(&or_chain(200)).is_ok());
+        // 3,000 terms overflowed the planner's stack; 50,000 (600 KB of
+        // text, parsed on a thread of its own) the parser's.
+        for n in [300, 3_000, 50_000] {
+            let sql = format!("SELECT 1;\n  {}", or_chain(n));
+            let error = parse_statements(&sql).unwrap_err();
+            assert!(
+                error.to_string().starts_with(
+                    "not supported in continuous queries: an expression nested more than 256 deep"
+                ),
+                "{n}: {error}"
+            );
+            // At the start of the statement that holds it.
+            assert_eq!(error.location(), Some(Location { line: 2, column: 3 }));
+        }
+        let casts = format!("SELECT v{} FROM s", "::BIGINT".repeat(50_000));
+        assert!(parse_statements(&casts).is_err());
+        let unions = vec!["SELECT v FROM s"; 50_000].join(" UNION ALL ");
+        let error = parse_statements(&unions).unwrap_err().to_string();
+        assert!(error.contains("more than 64 set operations"), "{error}");
+    }
+
+    #[test]
+    fn a_long_script_of_shallow_statements_parses() {
+        let rows: Vec<String> = (0..5_000)
+            .map(|i| format!("({i}, 'k{i}', {i}.5)"))
+            .collect();
+        let sql = format!("INSERT INTO s VALUES {};\nSELECT 1", rows.join(", "));
+        assert!(sql.len() > SMALL_SQL_BYTES);
+        assert_eq!(parse_statements(&sql).map(|s| s.len()), Ok(2));
+    }
 
     #[test]
     fn durations() {
