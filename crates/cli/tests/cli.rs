@@ -402,6 +402,30 @@ fn a_generated_query_too_deep_to_plan_is_refused_not_a_crash() {
 }
 
 #[test]
+fn a_json_line_nested_too_deep_is_a_bad_line_not_a_crash() {
+    // 100,000 nested arrays where a VARCHAR belongs overflowed the reader's
+    // stack; brackets inside strings do not nest.
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let text = format!(
+        "{{\"ts\": 1, \"k\": \"a [[{{\\\" ]\", \"v\": 1}}\n{{\"ts\": 2, \"k\": {deep}, \"v\": 2}}\n{{\"ts\": 3, \"k\": \"c\", \"v\": 3}}\n"
+    );
+    let out = csv_script(
+        "deep.jsonl",
+        text.as_bytes(),
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}', format = 'jsonl', on_error = 'skip'); \
+         SELECT ts, k FROM s;",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "ts,k\n1,\"a [[{\"\" ]\"\n3,c\n");
+    assert!(
+        stderr(&out)
+            .contains("line 2: Json error: arrays and objects nested deeper than 128 levels"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn date_functions_make_per_minute_partitions() {
     let out = csv_script(
         "minutes.csv",

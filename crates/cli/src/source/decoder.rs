@@ -41,7 +41,56 @@ pub(super) enum TextDecoder {
     Json {
         decoder: Box<arrow_json::reader::Decoder>,
         batch_rows: usize,
+        nesting: JsonNesting,
     },
+}
+
+/// The deepest a JSON record may nest arrays and objects (serde_json's
+/// default limit). arrow-json reads any depth, but describes a value of the
+/// wrong type recursively, one stack frame per level: a line whose VARCHAR
+/// field held 100,000 nested arrays overflowed the reader thread's stack.
+/// A stream's columns are scalars, so only fields it ignores nest at all.
+const MAX_JSON_DEPTH: usize = 128;
+
+/// How deep the JSON text decoded so far is nested, carried from one piece
+/// of text to the next.
+#[derive(Default)]
+pub(super) struct JsonNesting {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl JsonNesting {
+    /// Follows `text`, the next piece of the input; an error once arrays and
+    /// objects nest deeper than [`MAX_JSON_DEPTH`].
+    fn follow(&mut self, text: &[u8]) -> Result<(), ArrowError> {
+        for &b in text {
+            if self.in_string {
+                match b {
+                    _ if self.escaped => self.escaped = false,
+                    b'\\' => self.escaped = true,
+                    b'"' => self.in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'[' | b'{' => {
+                    self.depth += 1;
+                    if self.depth > MAX_JSON_DEPTH {
+                        return Err(ArrowError::JsonError(format!(
+                            "arrays and objects nested deeper than {MAX_JSON_DEPTH} levels"
+                        )));
+                    }
+                }
+                b']' | b'}' => self.depth = self.depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
 }
 
 impl TextDecoder {
@@ -78,6 +127,7 @@ impl TextDecoder {
                         .build_decoder()?,
                 ),
                 batch_rows,
+                nesting: JsonNesting::default(),
             },
             _ => {
                 let mut builder = arrow_csv::ReaderBuilder::new(schema)
@@ -136,7 +186,13 @@ impl TextDecoder {
         match self {
             TextDecoder::Csv(d) => d.decode(buf),
             TextDecoder::Plain(d) => d.decode(buf),
-            TextDecoder::Json { decoder, .. } => decoder.decode(buf),
+            TextDecoder::Json {
+                decoder, nesting, ..
+            } => {
+                let used = decoder.decode(buf)?;
+                nesting.follow(&buf[..used])?;
+                Ok(used)
+            }
         }
     }
 
@@ -167,6 +223,7 @@ impl TextDecoder {
             TextDecoder::Json {
                 decoder,
                 batch_rows,
+                ..
             } => decoder.len() >= *batch_rows,
         }
     }
