@@ -618,7 +618,7 @@ impl Call<'_> {
         if accuracy < 1e-4 {
             return Err(invalid(
                 self.name,
-                format!("accuracy must be at least 0.0001, got {accuracy}"),
+                format!("accuracy must be at least 0.0001, got {accuracy:?}"),
             ));
         }
         Ok(accuracy)
