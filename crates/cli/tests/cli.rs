@@ -1365,6 +1365,33 @@ fn debs_queries_find_valve_delays_and_power_alarms_in_generated_data() {
     assert!(alarms > 0, "no alarm in 25 minutes of data with spikes");
     assert_eq!(text.lines().count(), 150_001);
 
+    // Once a second: each second's row is the per-event row of its last
+    // event (a WITH query and lag over its results).
+    let last_of_second: std::collections::BTreeMap<&str, &str> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| Some((l.get(..19)?, l.get(23..)?)))
+        .collect();
+    let out = run(&[
+        "--format",
+        "csv",
+        "-f",
+        &query_file("debs_q2_per_second.sql", &data),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let per_second = stdout(&out);
+    assert!(
+        per_second.starts_with("second,avg_mf01,rv_mf01,"),
+        "{per_second}"
+    );
+    // 150,000 events at 100 Hz: 25 minutes, the last second unreported.
+    assert_eq!(per_second.lines().count() - 1, last_of_second.len() - 1);
+    for line in per_second.lines().skip(1) {
+        let (second, values) = (&line[..19], &line[23..]);
+        assert!(line[19..23] == *".000", "{line}");
+        assert_eq!(last_of_second.get(second), Some(&values), "{line}");
+    }
+
     // The alarms alone (QUALIFY): the same events, each above 30 % somewhere.
     let out = run(&[
         "--format",
