@@ -528,10 +528,12 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
-/// The longest line a TCP client may send; a longer one closes its
-/// connection (the line is dropped) so that no client can grow memory
-/// without bound.
-const MAX_TCP_LINE_BYTES: u64 = 16 << 20;
+/// The longest line a source reads: a longer TCP line closes its
+/// connection (the line is dropped), and a longer line in a file or on
+/// stdin ends the replay with an error, so that no input (a binary file,
+/// `/dev/zero`) grows memory without bound while sliq looks for a line
+/// break.
+pub(super) const MAX_LINE_BYTES: u64 = 16 << 20;
 
 /// How long a query waits for the address it listens on to be released
 /// (by the listener of the query before it, which stops within
@@ -590,7 +592,7 @@ fn listen_tcp(listen: &str, stop: Arc<AtomicBool>) -> Result<Box<dyn Read + Send
 }
 
 /// Copies a TCP client's lines to `out` until it disconnects, the reader
-/// side is gone, or it sends a line longer than [`MAX_TCP_LINE_BYTES`].
+/// side is gone, or it sends a line longer than [`MAX_LINE_BYTES`].
 fn forward_lines(client: TcpStream, out: &Mutex<io::PipeWriter>) {
     let peer = client
         .peer_addr()
@@ -600,15 +602,15 @@ fn forward_lines(client: TcpStream, out: &Mutex<io::PipeWriter>) {
     loop {
         line.clear();
         match (&mut input)
-            .take(MAX_TCP_LINE_BYTES + 1)
+            .take(MAX_LINE_BYTES + 1)
             .read_until(b'\n', &mut line)
         {
             Ok(0) | Err(_) => return,
             Ok(_) => {}
         }
         if !line.ends_with(b"\n") {
-            if line.len() as u64 > MAX_TCP_LINE_BYTES {
-                note!("{peer}: a line longer than {MAX_TCP_LINE_BYTES} bytes; connection closed");
+            if line.len() as u64 > MAX_LINE_BYTES {
+                note!("{peer}: a line longer than {MAX_LINE_BYTES} bytes; connection closed");
                 return;
             }
             line.push(b'\n');

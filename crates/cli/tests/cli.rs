@@ -426,6 +426,39 @@ fn a_json_line_nested_too_deep_is_a_bad_line_not_a_crash() {
 }
 
 #[test]
+fn a_file_without_line_breaks_ends_the_replay_instead_of_filling_memory() {
+    // /dev/zero, or a binary file read as CSV, grew one line buffer until
+    // the allocator gave up; the rows before such a line still come out.
+    let mut text = b"ts,k,v\n1,a,1\n2,b,2\n".to_vec();
+    text.resize(text.len() + (17 << 20), 0);
+    let out = csv_script(
+        "zeros.csv",
+        &text,
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}'); SELECT * FROM s;",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "ts,k,v\n1,a,1.0\n2,b,2.0\n");
+    assert!(
+        stderr(&out).contains("zeros.csv, line 4: no line break in 16 MiB; is it a CSV file?"),
+        "{}",
+        stderr(&out)
+    );
+    // Without a header the first line is read in bulk: it looped forever.
+    let out = csv_script(
+        "zeros-only.csv",
+        &text[20..],
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}', header = false); \
+         SELECT * FROM s;",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("zeros-only.csv, line 1: no line break in 16 MiB"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn date_functions_make_per_minute_partitions() {
     let out = csv_script(
         "minutes.csv",

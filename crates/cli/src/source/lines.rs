@@ -23,7 +23,7 @@ use arrow_schema::{ArrowError, SchemaRef};
 use crate::console::note;
 
 use super::decoder::{FileColumns, TextDecoder};
-use super::{BATCH_ROWS, Format, Liveness, OnError, SourceError, TextOptions};
+use super::{BATCH_ROWS, Format, Liveness, MAX_LINE_BYTES, OnError, SourceError, TextOptions};
 use super::{explain, header};
 
 /// A text source decoded into batches.
@@ -112,10 +112,10 @@ impl Lines {
 
     /// The next batch; `None` at the end of the input (or once stopped).
     pub fn next_batch(&mut self) -> Result<Option<RecordBatch>, SourceError> {
-        if let Some(error) = self.failed.take() {
-            return Err(error);
-        }
         loop {
+            if let Some(error) = self.failed.take() {
+                return Err(error);
+            }
             if self.done || self.live.stop.load(Ordering::Relaxed) {
                 return Ok(None);
             }
@@ -176,6 +176,8 @@ impl Lines {
         let read = &mut self.bulk_read;
         read.clear();
         let keeps_text = decoder.taken_text().is_some();
+        // Bytes taken since the last line break.
+        let mut unbroken = 0;
         let decoded = loop {
             let first_row = !self.first_row.is_empty();
             let buffered = match first_row {
@@ -193,6 +195,17 @@ impl Lines {
                 Ok(used) => used,
                 Err(e) => break Err(e),
             };
+            unbroken = match memchr::memrchr(b'\n', &buffered[..used]) {
+                Some(at) => used - at - 1,
+                None => unbroken + used,
+            };
+            if unbroken as u64 > MAX_LINE_BYTES {
+                // The lines before it are read again one by one (the
+                // decoder holds a part of this one); the error comes next.
+                let lines = line_breaks(decoder.taken_text().unwrap_or(read));
+                self.failed = Some(line_too_long(&self.what, &self.text, self.line + lines + 1));
+                break Err(ArrowError::ParseError("a line too long".into()));
+            }
             if !keeps_text {
                 read.extend_from_slice(&buffered[..used]);
             }
@@ -227,7 +240,14 @@ impl Lines {
     /// Appends the lines of `read` (completed up to its line's end from the
     /// input) to `chunk`, leaving out blank lines and the header.
     fn split_lines(&mut self, mut read: Vec<u8>, chunk: &mut Chunk) -> Result<(), SourceError> {
-        if !read.is_empty() && !read.ends_with(b"\n") && !self.read_line(&mut read)? {
+        if self.failed.is_some() {
+            // The last line is the one too long to read: the lines before it.
+            let whole = read
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |at| at + 1);
+            read.truncate(whole);
+        } else if !read.is_empty() && !read.ends_with(b"\n") && !self.read_line(&mut read)? {
             read.push(b'\n'); // the last line, without a line break
         }
         for line in read.split_inclusive(|&b| b == b'\n') {
@@ -282,7 +302,7 @@ impl Lines {
     /// ends, or (live sources) no further whole line has arrived yet.
     fn read_lines(&mut self, chunk: &mut Chunk) -> Result<(), SourceError> {
         let mut line = Vec::new();
-        while chunk.starts.len() < BATCH_ROWS {
+        while chunk.starts.len() < BATCH_ROWS && self.failed.is_none() {
             if self.take_buffered_lines(chunk, &mut line)? {
                 continue;
             }
@@ -291,9 +311,18 @@ impl Lines {
                 break;
             }
             line.clear();
-            if !self.read_line(&mut line)? {
-                self.done = true;
-                break;
+            match self.read_line(&mut line) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.done = true;
+                    break;
+                }
+                // The lines before it are decoded first.
+                Err(e) if !chunk.starts.is_empty() => {
+                    self.failed = Some(e);
+                    break;
+                }
+                Err(e) => return Err(e),
             }
             self.line += 1;
             self.add_line(&line, chunk)?;
@@ -449,10 +478,14 @@ impl Lines {
     /// The next complete line, appended to `chunk`; false at the end of the input.
     fn read_line(&mut self, chunk: &mut Vec<u8>) -> Result<bool, SourceError> {
         loop {
-            let n = self
-                .input
+            let room = (MAX_LINE_BYTES + 1).saturating_sub(self.pending.len() as u64);
+            let n = (&mut self.input)
+                .take(room)
                 .read_until(b'\n', &mut self.pending)
                 .map_err(|e| SourceError::io(&self.what, e))?;
+            if self.pending.len() as u64 > MAX_LINE_BYTES {
+                return Err(line_too_long(&self.what, &self.text, self.line + 1));
+            }
             let complete = self.pending.ends_with(b"\n");
             let follow = self.live.follow.is_some();
             if complete || (n == 0 && !follow && !self.pending.is_empty()) {
@@ -488,6 +521,23 @@ fn is_blank(line: &[u8]) -> bool {
 }
 
 /// The line breaks in `bytes`.
+/// The error of line `line` of `what`, still without a line break after
+/// [`MAX_LINE_BYTES`]: the replay cannot go on past it.
+fn line_too_long(what: &str, text: &TextOptions, line: usize) -> SourceError {
+    let format = match text.format {
+        Format::JsonLines => "JSON lines",
+        _ => "CSV",
+    };
+    SourceError::Malformed {
+        what: what.to_string(),
+        line,
+        message: format!(
+            "no line break in {} MiB; is it a {format} file?",
+            MAX_LINE_BYTES >> 20
+        ),
+    }
+}
+
 fn line_breaks(bytes: &[u8]) -> usize {
     memchr::memchr_iter(b'\n', bytes).count()
 }
