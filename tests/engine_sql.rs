@@ -1637,6 +1637,15 @@ fn date_functions_bucket_event_time() {
         err.contains("an interval here is a fixed length of time") && err.contains("column 22"),
         "{err}"
     );
+    // A fixed one too long for an interval's nanoseconds says so.
+    let err = engine
+        .query("SELECT ts - INTERVAL '1000000' DAY FROM t")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("longer than an interval of time can be (about 292 years)"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -15,6 +15,7 @@ use datafusion_expr::{Expr, ExprSchemable, Operator};
 use sqlparser::ast::{self, BinaryOperator, Spanned, UnaryOperator, Value};
 
 use crate::error::{Location, SqlError, SqlErrorKind, closest};
+use crate::parser::DurationError;
 use crate::types::arrow_type;
 
 /// The location of an AST node's start, when sqlparser knows it.
@@ -318,17 +319,18 @@ impl<'a> ExprConverter<'a> {
             A::Interval(interval) => {
                 // A fixed length of time (as in RANGE frames), for
                 // `ts - INTERVAL '1' HOUR` or `date_bin(INTERVAL '30' SECOND, ts)`.
-                let nanos = crate::planner::interval_ms(interval)
-                    .ok()
-                    .and_then(|ms| ms.checked_mul(1_000_000))
-                    .ok_or_else(|| {
-                        SqlError::at(
-                            SqlErrorKind::Plan(format!(
-                                "{e}: an interval here is a fixed length of time in ms, s, m, h or d, such as INTERVAL '30' SECOND or INTERVAL '1m30s'"
-                            )),
-                            location_of(e),
-                        )
-                    })?;
+                let nanos = match crate::planner::interval_ms(interval) {
+                    Err(DurationError::Malformed) => Err(
+                        "an interval here is a fixed length of time in ms, s, m, h or d, such as INTERVAL '30' SECOND or INTERVAL '1m30s'",
+                    ),
+                    // Intervals count nanoseconds in an i64.
+                    ms => ms.ok().and_then(|ms| ms.checked_mul(1_000_000)).ok_or(
+                        "longer than an interval of time can be (about 292 years)",
+                    ),
+                }
+                .map_err(|why| {
+                    SqlError::at(SqlErrorKind::Plan(format!("{e}: {why}")), location_of(e))
+                })?;
                 Expr::Literal(ScalarValue::new_interval_mdn(0, 0, nanos), None)
             }
             other => return Err(SqlError::unsupported(format!("the expression {other}"))),
