@@ -131,6 +131,11 @@ fn subqueries_that_cannot_run_are_refused_with_the_reason() {
             "WITH r (a) AS (SELECT ts FROM s) SELECT a FROM r",
             "column names after a WITH query's name",
         ),
+        // A WITH query that nothing reads is checked all the same.
+        (
+            "WITH unused AS (SELECT nope FROM s) SELECT v FROM s",
+            "unknown column 'nope' in stream 's'",
+        ),
         // A WITH query reads only the ones before it.
         (
             "WITH a AS (SELECT ts FROM b), b AS (SELECT ts FROM s) SELECT ts FROM a",

@@ -1,6 +1,6 @@
 //! Binding statements to the catalog and planning continuous queries.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema};
@@ -434,6 +434,17 @@ fn scope_with<'q>(query: &'q ast::Query, outer: &[Cte<'q>]) -> Result<Vec<Cte<'q
     Ok(scope)
 }
 
+/// The relations `query` reads anywhere (its WITH queries included), by
+/// lower-cased name.
+fn relations_read(query: &ast::Query) -> HashSet<String> {
+    let mut read = HashSet::new();
+    let _ = ast::visit_relations(query, |relation| {
+        read.insert(object_name(relation).to_lowercase());
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    read
+}
+
 /// Plans `query` with the common table expressions `outer` in scope;
 /// `depth` queries read its results, one inside the other.
 fn plan_query_in<'q>(
@@ -450,6 +461,19 @@ fn plan_query_in<'q>(
         .or_at(location_of(query)));
     }
     let scope = scope_with(query, outer)?;
+    // A WITH query is planned where it is read; one read nowhere is planned
+    // here, so that its errors are reported all the same.
+    let read = if scope.len() > outer.len() {
+        relations_read(query)
+    } else {
+        HashSet::new()
+    };
+    for (i, cte) in scope.iter().enumerate().skip(outer.len()) {
+        if !read.contains(&cte.name.value.to_lowercase()) {
+            let sql = cte.query.to_string();
+            plan_query_in(cte.query, &sql, catalog, &scope[..i], depth + 1)?;
+        }
+    }
     if let Some(order_by) = &query.order_by {
         return Err(
             SqlError::unsupported("ORDER BY outside OVER (results come in arrival order)")
