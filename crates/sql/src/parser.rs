@@ -66,7 +66,7 @@ const PARSER_STACK_PER_BYTE: usize = 32;
 /// `… UNION …`) as a tree one level deeper per operator, in a loop, so the
 /// text bounds its depth, not the parser's recursion limit; anything that
 /// walks or drops such a tree then recurses once per level. Statements whose
-/// expressions nest more than [`MAX_EXPRESSION_DEPTH`] deep are refused here,
+/// expressions nest more than 256 deep are refused here,
 /// and a long text is parsed, checked and (when refused) dropped on a thread
 /// whose stack fits any tree it can hold, so no input overflows a stack.
 pub fn parse_statements(sql: &str) -> Result<Vec<Statement>, SqlError> {
