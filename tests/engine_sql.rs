@@ -851,6 +851,12 @@ fn planning_errors_say_what_and_where() {
             "WITH RECURSIVE",
             1,
         ),
+        ("SELECT v FROM s UNION SELECT v FROM s", "set operations", 1),
+        (
+            "WITH d AS (SELECT v FROM s) INSERT INTO s VALUES (1, 'a', 1.0)",
+            "WITH before a statement other than SELECT",
+            1,
+        ),
     ] {
         let message = err(sql);
         assert!(

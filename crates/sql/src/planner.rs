@@ -522,10 +522,13 @@ fn plan_query_in<'q>(
         SetExpr::Select(select) => select,
         SetExpr::Query(inner) => return plan_query_in(inner, sql, catalog, &scope, depth),
         body => {
-            return Err(SqlError::unsupported(
-                "set operations (UNION, INTERSECT, EXCEPT) and VALUES",
-            )
-            .or_at(location_of(body)));
+            let what = match body {
+                SetExpr::SetOperation { .. } => "set operations (UNION, INTERSECT, EXCEPT)",
+                SetExpr::Values(_) => "VALUES as a query (INSERT INTO stream VALUES … adds rows)",
+                _ => "WITH before a statement other than SELECT",
+            };
+            // At the query's start: its WITH, when one comes before an INSERT.
+            return Err(SqlError::unsupported(what).or_at(location_of(query)));
         }
     };
     if select.distinct.is_some() {
