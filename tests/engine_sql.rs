@@ -7,16 +7,10 @@ use std::time::Duration;
 
 use arrow_array::{Array, Float64Array, Int64Array, RecordBatch, StringArray, StructArray};
 use arrow_schema::{DataType, Field, Schema};
-use common::{batch, floats, ints, names, null_count, schema, some, strings};
+use common::{
+    batch, engine_with_s, engine_with_s_and, floats, ints, names, null_count, schema, some, strings,
+};
 use sliq::{Engine, EngineError, Executed, OnLate, StreamOptions, WindowAlgorithm};
-
-fn engine_with_s() -> (Engine, sliq::Stream) {
-    let engine = Engine::new();
-    let s = engine
-        .register_stream("s", schema(), StreamOptions::default().event_time("ts"))
-        .unwrap();
-    (engine, s)
-}
 
 const ROWS: &[(i64, Option<&str>, Option<f64>)] = &[
     (1_000, Some("a"), Some(5.0)),
@@ -694,16 +688,11 @@ fn late_rows_emit_null_and_are_counted_or_rejected() {
     assert_eq!(stats.streams[0].late_rows, 1);
     assert_eq!(stats.queries[0].late_rows, 1);
 
-    let strict = Engine::new();
-    let s = strict
-        .register_stream(
-            "s",
-            schema(),
-            StreamOptions::default()
-                .event_time("ts")
-                .on_late(OnLate::Error),
-        )
-        .unwrap();
+    let (strict, s) = engine_with_s_and(
+        StreamOptions::default()
+            .event_time("ts")
+            .on_late(OnLate::Error),
+    );
     let q = strict
         .query("SELECT count(*) OVER (RANGE '10s') AS c FROM s GROUP BY key")
         .unwrap();

@@ -5,7 +5,7 @@
 mod common;
 
 use arrow_array::RecordBatch;
-use common::{batch, floats, ints, schema, some, strings};
+use common::{batch, engine_with_s, engine_with_s_and, floats, ints, schema, some, strings};
 use proptest::prelude::*;
 use sliq::{Engine, EngineError, OnLate, StreamOptions};
 
@@ -19,14 +19,6 @@ const ROWS: &[Row] = &[
     (5_000, Some("b"), Some(1.0)),
     (16_000, Some("a"), Some(7.0)),
 ];
-
-fn engine_with_s() -> (Engine, sliq::Stream) {
-    let engine = Engine::new();
-    let s = engine
-        .register_stream("s", schema(), StreamOptions::default().event_time("ts"))
-        .expect("stream s");
-    (engine, s)
-}
 
 /// `sql`'s results for [`ROWS`] pushed as one batch.
 fn run(sql: &str) -> RecordBatch {
@@ -186,16 +178,11 @@ fn a_with_query_hides_a_stream_of_its_name() {
 
 #[test]
 fn late_rows_of_the_stream_are_caught_by_the_innermost_query() {
-    let engine = Engine::new();
-    let s = engine
-        .register_stream(
-            "s",
-            schema(),
-            StreamOptions::default()
-                .event_time("ts")
-                .on_late(OnLate::Error),
-        )
-        .expect("stream s");
+    let (engine, s) = engine_with_s_and(
+        StreamOptions::default()
+            .event_time("ts")
+            .on_late(OnLate::Error),
+    );
     let q = engine
         .query("SELECT ts, m FROM (SELECT ts, max(v) OVER (RANGE '10s') AS m FROM s GROUP BY key)")
         .expect("query");

@@ -8,6 +8,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use sliq::{Engine, Stream, StreamOptions};
 
 /// `(ts BIGINT NOT NULL, key VARCHAR, v DOUBLE)`
 pub fn schema() -> SchemaRef {
@@ -16,6 +17,20 @@ pub fn schema() -> SchemaRef {
         Field::new("key", DataType::Utf8, true),
         Field::new("v", DataType::Float64, true),
     ]))
+}
+
+/// An engine with the stream `s` of [`schema`], event time `ts`.
+pub fn engine_with_s() -> (Engine, Stream) {
+    engine_with_s_and(StreamOptions::default().event_time("ts"))
+}
+
+/// An engine with the stream `s` of [`schema`] and these options.
+pub fn engine_with_s_and(options: StreamOptions) -> (Engine, Stream) {
+    let engine = Engine::new();
+    let s = engine
+        .register_stream("s", schema(), options)
+        .expect("stream s");
+    (engine, s)
 }
 
 /// A batch of `(ts, key, v)` rows.
