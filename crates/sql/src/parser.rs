@@ -55,6 +55,11 @@ const SMALL_SQL_BYTES: usize = 16 << 10;
 /// The longest text parsed in one call.
 const MAX_SQL_BYTES: usize = 32 << 20;
 
+/// The least stack of the thread that parses a long text: a main thread's
+/// default, so that a text just over [`SMALL_SQL_BYTES`] (512 KiB by the
+/// per-byte rule) never gets less stack than a caller's thread would give.
+const MIN_PARSER_STACK: usize = 8 << 20;
+
 /// Stack per byte of text for the thread that parses a long text: a chain
 /// `a + b + …` is one tree level per 2 to 4 bytes, and dropping such a tree
 /// takes a few dozen bytes of stack per level.
@@ -83,7 +88,7 @@ pub fn parse_statements(sql: &str) -> Result<Vec<Statement>, SqlError> {
     std::thread::scope(|scope| {
         let parser = std::thread::Builder::new()
             .name("sliq-parser".into())
-            .stack_size(sql.len() * PARSER_STACK_PER_BYTE)
+            .stack_size((sql.len() * PARSER_STACK_PER_BYTE).max(MIN_PARSER_STACK))
             .spawn_scoped(scope, || parse_and_check(sql))
             .map_err(|e| {
                 SqlError::new(SqlErrorKind::Plan(format!(
