@@ -4,8 +4,8 @@
 -- and the total power over the last minute — computed for every event.
 --
 -- Reported once a second instead of per event: debs_q2_per_second.sql. Not covered: the
--- raw rows from 20 s before to 70 s after an alarm (a row's result cannot include rows
--- that come after it; that needs a look-back buffer in the engine).
+-- raw rows from 20 s before an alarm (sliq decides what a row emits when the row arrives,
+-- before a later alarm is known; that needs a look-back buffer in the engine).
 --
 -- Run from the repository root: cargo run --release -- --format csv -f queries/debs_q2.sql
 
