@@ -202,6 +202,9 @@ impl Lines {
             if unbroken as u64 > MAX_LINE_BYTES {
                 // The lines before it are read again one by one (the
                 // decoder holds a part of this one); the error comes next.
+                // This piece holds no line break (a break would have reset
+                // the count below the limit), so leaving it unread loses no
+                // line.
                 let lines = line_breaks(decoder.taken_text().unwrap_or(read));
                 self.failed = Some(line_too_long(&self.what, &self.text, self.line + lines + 1));
                 break Err(ArrowError::ParseError("a line too long".into()));
