@@ -832,8 +832,14 @@ fn planning_errors_say_what_and_where() {
         ("SELECT DISTINCT key FROM s", "SELECT DISTINCT", 1),
         (
             "SELECT key FROM s GROUP BY key HAVING key > 'a'",
-            "HAVING",
+            "HAVING (every row emits its own result; QUALIFY keeps",
             39,
+        ),
+        (
+            "SELECT percentile_cont(v, 0.5) OVER (ROWS 3 PRECEDING) FROM s",
+            "exact order statistics, which no window keeps in constant time per row \
+             (try approx_median or approx_percentile)",
+            8,
         ),
         (
             "WITH RECURSIVE x AS (SELECT v FROM s) SELECT v FROM x",

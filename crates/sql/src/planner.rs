@@ -536,7 +536,11 @@ fn plan_query_in<'q>(
             .or_at(span_location(select.select_token.0.span)));
     }
     if let Some(having) = &select.having {
-        return Err(SqlError::unsupported("HAVING").or_at(location_of(having)));
+        return Err(SqlError::unsupported(
+            "HAVING (every row emits its own result; QUALIFY keeps the rows whose \
+             aggregates meet a condition)",
+        )
+        .or_at(location_of(having)));
     }
     let table = match select.from.as_slice() {
         [t] if t.joins.is_empty() => t,
@@ -916,6 +920,10 @@ impl AggregatePlanner<'_> {
                 "rank" | "dense_rank" | "percent_rank" | "cume_dist" | "ntile" | "nth_value" => {
                     Some("this window function (row_number, lag and the aggregates are)")
                 }
+                "median" | "percentile_cont" | "percentile_disc" | "quantile" | "mode" => Some(
+                    "exact order statistics, which no window keeps in constant time per row \
+                     (try approx_median or approx_percentile)",
+                ),
                 _ => None,
             };
             if let Some(reason) = reason {
