@@ -1,0 +1,255 @@
+//! Aggregate calls in select items and `QUALIFY`: each becomes a column of
+//! the intermediate schema, computed over a window group.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field};
+use datafusion_common::Column;
+use datafusion_expr::Expr;
+use sliq_aggregates::registry::{self, CallOptions};
+use sliq_aggregates::{ArgType, Literal, OutputType, ValueType};
+use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments, NullTreatment};
+
+use super::object_name;
+use crate::error::{SqlError, SqlErrorKind, closest};
+use crate::expr::{ExprConverter, SUBQUERY_IN_EXPRESSION, literal, location_of};
+use crate::plan::{AggregateCall, AggregateFunction, Catalog, WindowGroup, aggregate_column};
+use crate::types::{canonical_arrow_type, value_type};
+
+/// The Arrow type of an aggregate result.
+pub fn output_arrow_type(t: &OutputType) -> DataType {
+    match t {
+        OutputType::Scalar(v) => canonical_arrow_type(*v),
+        OutputType::Struct(fields) => DataType::Struct(
+            fields
+                .iter()
+                .map(|(name, v)| Arc::new(Field::new(*name, canonical_arrow_type(*v), true)))
+                .collect(),
+        ),
+    }
+}
+
+pub(super) struct AggregatePlanner<'a> {
+    pub(super) converter: &'a ExprConverter<'a>,
+    pub(super) catalog: &'a dyn Catalog,
+    pub(super) stream_event_time: Option<String>,
+    /// Why a RANGE frame without `ORDER BY` has no event time.
+    pub(super) no_event_time: String,
+    pub(super) group_keys: &'a [Expr],
+    pub(super) group_names: &'a [String],
+    pub(super) named_windows: &'a HashMap<String, &'a ast::NamedWindowExpr>,
+    pub(super) windows: Vec<WindowGroup>,
+    pub(super) aggregates: Vec<AggregateCall>,
+}
+
+impl AggregatePlanner<'_> {
+    pub(super) fn convert_item(&mut self, e: &ast::Expr) -> Result<Expr, SqlError> {
+        let converter = self.converter;
+        let mut hook = |f: &ast::Function| self.aggregate(f);
+        let mut hook_ref: Option<&mut crate::expr::AggregateHook<'_>> = Some(&mut hook);
+        converter.convert(e, &mut hook_ref)
+    }
+
+    fn aggregate(&mut self, f: &ast::Function) -> Result<Expr, SqlError> {
+        let name = object_name(&f.name).to_ascii_lowercase();
+        let user = self.catalog.user_aggregate(&name);
+        if user.is_none() {
+            let reason = match name.as_str() {
+                "lead" => {
+                    Some("lead (a stream cannot wait for later rows; lag reads earlier ones)")
+                }
+                "rank" | "dense_rank" | "percent_rank" | "cume_dist" | "ntile" | "nth_value" => {
+                    Some("this window function (row_number, lag and the aggregates are)")
+                }
+                "median" | "percentile_cont" | "percentile_disc" | "quantile" | "mode" => Some(
+                    "exact order statistics, which no window keeps in constant time per row \
+                     (try approx_median or approx_percentile)",
+                ),
+                _ => None,
+            };
+            if let Some(reason) = reason {
+                return Err(SqlError::unsupported(reason).or_at(location_of(&f.name)));
+            }
+        }
+        if user.is_none() && !registry::is_aggregate(&name) {
+            let names: Vec<&str> = crate::expr::function_names().collect();
+            return Err(SqlError::at(
+                SqlErrorKind::UnknownFunction {
+                    name: name.clone(),
+                    suggestion: closest(&name, names),
+                },
+                location_of(&f.name),
+            ));
+        }
+        let list = match &f.args {
+            FunctionArguments::List(list) => Some(list),
+            FunctionArguments::None => None,
+            FunctionArguments::Subquery(_) => {
+                return Err(SqlError::unsupported(SUBQUERY_IN_EXPRESSION));
+            }
+        };
+        if list.is_some_and(|l| l.duplicate_treatment == Some(ast::DuplicateTreatment::Distinct)) {
+            return Err(SqlError::unsupported(format!(
+                "{name}(DISTINCT …) (try approx_count_distinct)"
+            )));
+        }
+        let mut ignore_nulls = matches!(f.null_treatment, Some(NullTreatment::IgnoreNulls));
+        if let Some(l) = list {
+            for clause in &l.clauses {
+                match clause {
+                    ast::FunctionArgumentClause::IgnoreOrRespectNulls(
+                        NullTreatment::IgnoreNulls,
+                    ) => ignore_nulls = true,
+                    ast::FunctionArgumentClause::IgnoreOrRespectNulls(
+                        NullTreatment::RespectNulls,
+                    ) => {}
+                    other => {
+                        return Err(SqlError::unsupported(format!(
+                            "{other} in an aggregate call"
+                        )));
+                    }
+                }
+            }
+        }
+        // Arguments: expressions become typed columns, literals stay constants.
+        let mut arg_types = Vec::new();
+        let mut arg_exprs = Vec::new();
+        for arg in list.map(|l| l.args.as_slice()).unwrap_or_default() {
+            let e = match arg {
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => e,
+                FunctionArg::Unnamed(FunctionArgExpr::Wildcard) if name == "count" => continue,
+                other => return Err(SqlError::unsupported(format!("the argument {other}"))),
+            };
+            let converted = self.converter.convert(e, &mut None)?;
+            let literal_value = match e {
+                ast::Expr::Value(v) => Some(to_literal(&literal(&v.value)?)),
+                ast::Expr::UnaryOp {
+                    op: ast::UnaryOperator::Minus,
+                    expr,
+                } => match expr.as_ref() {
+                    ast::Expr::Value(v) => Some(negate(to_literal(&literal(&v.value)?))),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let t = self.converter.type_of(&converted)?;
+            let ty = value_type(&t).ok_or_else(|| {
+                SqlError::at(
+                    SqlErrorKind::Plan(format!("{name} cannot take a {t} argument ({e})")),
+                    location_of(e),
+                )
+            })?;
+            arg_types.push(match literal_value {
+                Some(l) => ArgType {
+                    ty: if l == Literal::Null {
+                        ty
+                    } else {
+                        ArgType::literal(l.clone()).ty
+                    },
+                    literal: Some(l),
+                },
+                None => ArgType::column(ty),
+            });
+            arg_exprs.push(converted);
+        }
+        let function = match user {
+            Some(u) => {
+                let given: Vec<ValueType> = arg_types.iter().map(|a| a.ty).collect();
+                if given.len() != u.inputs().len() {
+                    let expected: Vec<String> =
+                        u.inputs().iter().map(ToString::to_string).collect();
+                    return Err(SqlError::at(
+                        SqlErrorKind::Plan(format!(
+                            "{name} takes ({}), got {} arguments",
+                            expected.join(", "),
+                            given.len()
+                        )),
+                        location_of(&f.name),
+                    ));
+                }
+                AggregateFunction::User(u)
+            }
+            None => AggregateFunction::Builtin(
+                registry::resolve(&name, &arg_types, CallOptions { ignore_nulls })
+                    .map_err(|e| SqlError::at(SqlErrorKind::Aggregate(e), location_of(&f.name)))?,
+            ),
+        };
+        let inputs = function.inputs().to_vec();
+        let args = arg_exprs
+            .into_iter()
+            .zip(&inputs)
+            .map(|(e, ty)| self.converter.cast_to(e, &canonical_arrow_type(*ty)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let filter = f
+            .filter
+            .as_deref()
+            .map(|p| {
+                let e = self.converter.convert(p, &mut None)?;
+                self.converter
+                    .cast_to(e, &DataType::Boolean)
+                    .map_err(|err| err.or_at(location_of(p)))
+            })
+            .transpose()?;
+        let fixed_frame = match &function {
+            AggregateFunction::Builtin(resolved) => resolved.fixed_frame(),
+            AggregateFunction::User(_) => None,
+        };
+        if let (Some(_), Some(filter)) = (fixed_frame, &f.filter) {
+            // As in PostgreSQL: FILTER belongs to aggregates, and lag or
+            // row_number count rows whatever a filter would leave out.
+            return Err(SqlError::unsupported(format!(
+                "FILTER on the window function {name} (only aggregates take it)"
+            ))
+            .or_at(location_of(filter.as_ref())));
+        }
+        let window = self.window(f, fixed_frame)?;
+        let mut display = f.clone();
+        display.over = None;
+        let display = display.to_string();
+        // The same call over the same window (in a select item and in
+        // QUALIFY, say) is computed once.
+        let same = self.aggregates.iter().position(|a| {
+            a.window == window && a.display == display && a.args == args && a.filter == filter
+        });
+        let index = match same {
+            Some(index) => index,
+            None => {
+                self.converter.add_column(
+                    &aggregate_column(self.aggregates.len()),
+                    output_arrow_type(function.output_type()),
+                )?;
+                self.aggregates.push(AggregateCall {
+                    function,
+                    args,
+                    filter,
+                    window,
+                    display,
+                });
+                self.aggregates.len() - 1
+            }
+        };
+        Ok(Expr::Column(Column::new_unqualified(aggregate_column(
+            index,
+        ))))
+    }
+}
+
+fn to_literal(v: &datafusion_common::ScalarValue) -> Literal {
+    use datafusion_common::ScalarValue as S;
+    match v {
+        S::Int64(Some(i)) => Literal::Int64(*i),
+        S::Float64(Some(f)) => Literal::Float64(*f),
+        S::Utf8(Some(s)) => Literal::Utf8(s.clone()),
+        S::Boolean(Some(b)) => Literal::Boolean(*b),
+        _ => Literal::Null,
+    }
+}
+
+fn negate(l: Literal) -> Literal {
+    match l {
+        Literal::Int64(i) => Literal::Int64(i.wrapping_neg()),
+        Literal::Float64(f) => Literal::Float64(-f),
+        other => other,
+    }
+}

@@ -1,0 +1,159 @@
+//! Statements that define or feed streams: `CREATE STREAM` and
+//! `INSERT INTO … VALUES`.
+
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, Schema};
+use datafusion_expr::Expr;
+use sqlparser::ast::{self, SetExpr};
+
+use super::{object_name, unknown_stream};
+use crate::error::{SqlError, SqlErrorKind, closest};
+use crate::expr::{ExprConverter, df_schema, ident_location, location_of};
+use crate::plan::{Catalog, Statement, StreamDefinition};
+use crate::types::arrow_type;
+
+pub(super) fn create_stream(create: &ast::CreateTable) -> Result<Statement, SqlError> {
+    if create.columns.is_empty() {
+        return Err(SqlError::plan("CREATE STREAM needs at least one column"));
+    }
+    let mut fields = Vec::new();
+    for col in &create.columns {
+        let data_type =
+            arrow_type(&col.data_type).map_err(|e| e.or_at(ident_location(&col.name)))?;
+        let not_null = col
+            .options
+            .iter()
+            .any(|o| matches!(o.option, ast::ColumnOption::NotNull));
+        if fields
+            .iter()
+            .any(|f: &Field| f.name().eq_ignore_ascii_case(&col.name.value))
+        {
+            return Err(SqlError::at(
+                SqlErrorKind::Plan(format!("column '{}' is declared twice", col.name.value)),
+                ident_location(&col.name),
+            ));
+        }
+        fields.push(Field::new(&col.name.value, data_type, !not_null));
+    }
+    let mut options = Vec::new();
+    if let ast::CreateTableOptions::With(with) = &create.table_options {
+        for option in with {
+            match option {
+                ast::SqlOption::KeyValue { key, value } => {
+                    let value = match value {
+                        ast::Expr::Value(v) => match &v.value {
+                            ast::Value::SingleQuotedString(s)
+                            | ast::Value::DoubleQuotedString(s) => s.clone(),
+                            other => other.to_string(),
+                        },
+                        other => other.to_string(),
+                    };
+                    options.push((key.value.to_ascii_lowercase(), value));
+                }
+                other => return Err(SqlError::unsupported(format!("the stream option {other}"))),
+            }
+        }
+    }
+    let schema = Arc::new(Schema::new(fields));
+    if let Some((_, col)) = options.iter().find(|(k, _)| k == "event_time") {
+        match schema.field_with_name(col) {
+            Ok(f)
+                if matches!(
+                    f.data_type(),
+                    DataType::Timestamp(_, _) | DataType::Int64 | DataType::Int32
+                ) => {}
+            Ok(f) => {
+                return Err(SqlError::plan(format!(
+                    "event_time column '{col}' is {}; it must be TIMESTAMP or BIGINT (epoch milliseconds)",
+                    f.data_type()
+                )));
+            }
+            Err(_) => {
+                return Err(SqlError::plan(format!(
+                    "event_time names '{col}', which is not a column of the stream"
+                )));
+            }
+        }
+    }
+    Ok(Statement::CreateStream(StreamDefinition {
+        name: object_name(&create.name),
+        schema,
+        options,
+    }))
+}
+
+pub(super) fn plan_insert(
+    insert: &ast::Insert,
+    catalog: &dyn Catalog,
+) -> Result<Statement, SqlError> {
+    let ast::TableObject::TableName(name) = &insert.table else {
+        let other = &insert.table;
+        return Err(SqlError::unsupported(format!("INSERT INTO {other}")));
+    };
+    let stream = object_name(name);
+    let Some((schema, _)) = catalog.stream(&stream) else {
+        return Err(unknown_stream(&stream, catalog, location_of(name)));
+    };
+    let Some(source) = &insert.source else {
+        return Err(SqlError::plan("INSERT needs VALUES"));
+    };
+    let SetExpr::Values(values) = source.body.as_ref() else {
+        return Err(SqlError::unsupported(
+            "INSERT … SELECT (use INSERT … VALUES)",
+        ));
+    };
+    let columns: Vec<usize> = if insert.columns.is_empty() {
+        (0..schema.fields().len()).collect()
+    } else {
+        insert
+            .columns
+            .iter()
+            .map(|c| {
+                let name = c.to_string();
+                schema.index_of(&name).map_err(|_| {
+                    let names = schema.fields().iter().map(|f| f.name().as_str());
+                    SqlError::at(
+                        SqlErrorKind::UnknownColumn {
+                            name: name.clone(),
+                            relation: format!("stream '{stream}'"),
+                            suggestion: closest(&name, names),
+                        },
+                        location_of(c),
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let empty = Arc::new(Schema::empty());
+    let empty_df = df_schema(&empty)?;
+    let converter = ExprConverter::new(empty_df, &stream);
+    let mut rows = Vec::new();
+    for row in &values.rows {
+        if row.len() != columns.len() {
+            let error = SqlError::plan(format!(
+                "INSERT row has {} values for {} columns",
+                row.len(),
+                columns.len()
+            ));
+            return Err(error.or_at(row.first().and_then(location_of)));
+        }
+        let mut out: Vec<Expr> = schema
+            .fields()
+            .iter()
+            .map(|f| Expr::Literal(null_of(f.data_type()), None))
+            .collect();
+        for (value, &col) in row.iter().zip(&columns) {
+            let e = converter.convert(value, &mut None)?;
+            out[col] = converter
+                .cast_to(e, schema.field(col).data_type())
+                .map_err(|e| e.or_at(location_of(value)))?;
+        }
+        rows.push(out);
+    }
+    Ok(Statement::Insert { stream, rows })
+}
+
+fn null_of(t: &DataType) -> datafusion_common::ScalarValue {
+    datafusion_common::ScalarValue::try_from(t).unwrap_or(datafusion_common::ScalarValue::Null)
+}
