@@ -26,15 +26,20 @@ pub mod frame;
 mod group;
 pub mod keys;
 mod operator;
+mod options;
 pub mod partition;
 mod query;
+mod stats;
+mod stream;
+mod subscription;
 mod udaf;
 
-pub use engine::{
-    Engine, EngineBuilder, EngineStats, Executed, OnLate, Query, QueryInfo, QueryStats, Stream,
-    StreamInfo, StreamOptions, StreamStats,
-};
+pub use engine::{Engine, EngineBuilder, Executed};
 pub use error::EngineError;
 pub use operator::WindowAlgorithm;
+pub use options::{OnLate, StreamOptions};
 pub use partition::Partitioner;
 pub use sliq_sql::FunctionInfo;
+pub use stats::{EngineStats, QueryInfo, QueryStats, StreamInfo, StreamStats};
+pub use stream::Stream;
+pub use subscription::Query;

@@ -1,0 +1,85 @@
+//! How a stream behaves: its event-time column, what happens to late rows,
+//! and the options a source reads (`path`, `format`, …).
+
+use sliq_sql::StreamDefinition;
+
+use crate::error::EngineError;
+
+/// What happens to a row whose event time is below its key's newest.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnLate {
+    /// The row still emits a result, with NULL for its RANGE aggregates,
+    /// and is counted in the statistics.
+    #[default]
+    Null,
+    /// The whole push fails with [`EngineError::LateRows`]; nothing changes.
+    Error,
+}
+
+/// How a stream behaves.
+#[derive(Clone, Debug, Default)]
+pub struct StreamOptions {
+    event_time: Option<String>,
+    on_late: OnLate,
+    extra: Vec<(String, String)>,
+}
+
+impl StreamOptions {
+    /// Names the event-time column used by `RANGE` frames (TIMESTAMP, or
+    /// BIGINT as epoch milliseconds).
+    pub fn event_time(mut self, column: &str) -> Self {
+        self.event_time = Some(column.to_string());
+        self
+    }
+
+    /// Sets the late-row policy.
+    pub fn on_late(mut self, policy: OnLate) -> Self {
+        self.on_late = policy;
+        self
+    }
+
+    /// Keeps another option (such as a source's `path`), for tools built
+    /// on the engine; the engine itself only reports it in `DESCRIBE`.
+    pub fn option(mut self, key: &str, value: &str) -> Self {
+        self.extra
+            .push((key.to_ascii_lowercase(), value.to_string()));
+        self
+    }
+
+    /// The event-time column, if any.
+    pub fn event_time_column(&self) -> Option<&str> {
+        self.event_time.as_deref()
+    }
+
+    /// The late-row policy.
+    pub fn late_policy(&self) -> OnLate {
+        self.on_late
+    }
+
+    /// The other options, in the order given.
+    pub fn options(&self) -> &[(String, String)] {
+        &self.extra
+    }
+
+    pub(crate) fn from_definition(def: &StreamDefinition) -> Result<Self, EngineError> {
+        let mut options = StreamOptions::default();
+        for (key, value) in &def.options {
+            match key.as_str() {
+                "event_time" => options.event_time = Some(value.clone()),
+                "on_late" => {
+                    options.on_late = match value.to_ascii_lowercase().as_str() {
+                        "null" | "emit" => OnLate::Null,
+                        "error" => OnLate::Error,
+                        other => {
+                            return Err(EngineError::InvalidSetting(format!(
+                                "on_late = '{other}': expected 'null' or 'error'"
+                            )));
+                        }
+                    }
+                }
+                _ => options.extra.push((key.clone(), value.clone())),
+            }
+        }
+        Ok(options)
+    }
+}

@@ -1,0 +1,84 @@
+//! What the engine tells about its streams and queries: counters
+//! ([`Engine::stats`](crate::Engine::stats)) and descriptions (`SHOW`,
+//! `DESCRIBE`).
+
+use arrow_schema::SchemaRef;
+
+use crate::options::StreamOptions;
+
+/// Counters of one stream.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StreamStats {
+    /// The stream.
+    pub name: String,
+    /// Rows accepted.
+    pub rows: u64,
+    /// Batches accepted.
+    pub batches: u64,
+    /// Rows that were late for some query's RANGE window (counted once per
+    /// row, whichever query saw it late).
+    pub late_rows: u64,
+    /// Batches rejected (schema mismatch, late rows under `on_late = 'error'`).
+    pub rejected_batches: u64,
+}
+
+/// Counters of one query.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueryStats {
+    /// The query's id.
+    pub id: u64,
+    /// Its stream.
+    pub stream: String,
+    /// Its text.
+    pub sql: String,
+    /// Batches processed.
+    pub batches: u64,
+    /// Rows emitted.
+    pub rows_out: u64,
+    /// Rows late for one of its RANGE windows.
+    pub late_rows: u64,
+    /// Values that could not be computed from a row's data (integer division
+    /// by zero, overflow, a failing CAST) and were emitted as NULL.
+    pub failed_results: u64,
+    /// Batches whose evaluation failed (an error was delivered instead).
+    pub failed_batches: u64,
+    /// The latest failure, if any.
+    pub last_error: Option<String>,
+    /// Distinct keys, per window group.
+    pub keys: Vec<usize>,
+}
+
+/// A snapshot of the engine's counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EngineStats {
+    /// One entry per stream, by name.
+    pub streams: Vec<StreamStats>,
+    /// One entry per live query, by id.
+    pub queries: Vec<QueryStats>,
+}
+
+/// What `DESCRIBE` and `SHOW STREAMS` tell about a stream.
+#[derive(Clone, Debug)]
+pub struct StreamInfo {
+    /// The stream's name.
+    pub name: String,
+    /// Its columns.
+    pub schema: SchemaRef,
+    /// Its options.
+    pub options: StreamOptions,
+    /// Queries reading it.
+    pub queries: usize,
+}
+
+/// What `SHOW QUERIES` tells about a query.
+#[derive(Clone, Debug)]
+pub struct QueryInfo {
+    /// The query's id.
+    pub id: u64,
+    /// Its stream.
+    pub stream: String,
+    /// Its text.
+    pub sql: String,
+    /// Its result columns.
+    pub schema: SchemaRef,
+}
