@@ -313,6 +313,12 @@ impl Session {
                         if f.is_nullable() { "" } else { " NOT NULL" }
                     );
                 }
+                if info.options.late_policy() == sliq_engine::OnLate::Error {
+                    let _ = writeln!(text, "  on_late = 'error'");
+                }
+                if let Some(ttl) = info.options.key_ttl_ms() {
+                    let _ = writeln!(text, "  key_ttl = {}", sliq_sql::format_duration(ttl));
+                }
                 for (k, v) in info.options.options() {
                     let _ = writeln!(text, "  {k} = '{v}'");
                 }

@@ -265,12 +265,14 @@ impl SourceSpec {
             .iter()
             .find(|(key, _)| !SOURCE_OPTIONS.contains(&key.as_str()))
         {
-            let known = ["event_time", "on_late"].iter().chain(SOURCE_OPTIONS);
+            let known = ["event_time", "on_late", "key_ttl"]
+                .iter()
+                .chain(SOURCE_OPTIONS);
             let hint = sliq_sql::closest(key, known.copied())
                 .map(|c| format!("; did you mean '{c}'?"))
                 .unwrap_or_default();
             return Err(SourceError::Options(format!(
-                "unknown option '{key}'{hint} (streams take event_time, on_late, {})",
+                "unknown option '{key}'{hint} (streams take event_time, on_late, key_ttl, {})",
                 SOURCE_OPTIONS.join(", ")
             )));
         }

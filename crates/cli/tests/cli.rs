@@ -381,6 +381,37 @@ fn a_query_reads_the_results_of_a_with_query() {
 }
 
 #[test]
+fn an_idle_key_is_forgotten_on_the_embedded_engine_and_on_timely_workers() {
+    // Key a is idle from 2 ms to 20 ms while b moves the event time on.
+    let mut data = String::from("ts,k,v\n1,a,1\n2,a,5\n");
+    for ts in 3..20 {
+        data.push_str(&format!("{ts},b,0\n"));
+    }
+    data.push_str("20,a,2\n");
+    let path = scratch("idle.csv", data.as_bytes());
+    let sql = format!(
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{}', event_time = 'ts', key_ttl = '10ms'); \
+         DESCRIBE s; SELECT ts, k, sum(v) OVER (ROWS 9 PRECEDING) AS total FROM s WHERE k = 'a' GROUP BY k;",
+        path.display()
+    );
+    for workers in [&[][..], &["--workers", "2"]] {
+        let out = sliq()
+            .args(workers)
+            .args(["--format", "csv", "-c", &sql])
+            .output()
+            .expect("sliq runs");
+        assert!(out.status.success(), "{workers:?}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains("  key_ttl = '10ms'\n"), "{workers:?}: {text}");
+        // Forgotten, a starts over: 2, not 1 + 5 + 2.
+        assert!(
+            text.ends_with("ts,k,total\n1,a,1.0\n2,a,6.0\n20,a,2.0\n"),
+            "{workers:?}: {text}"
+        );
+    }
+}
+
+#[test]
 fn a_generated_query_too_deep_to_plan_is_refused_not_a_crash() {
     // 20,000 ORs (a generated filter) overflowed the stack and aborted.
     let terms: Vec<String> = (0..20_000).map(|i| format!("v = {i}")).collect();

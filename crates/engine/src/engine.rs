@@ -234,6 +234,11 @@ impl Engine {
                     "event_time '{column}' must name a TIMESTAMP or BIGINT column of stream '{name}'"
                 )));
             }
+        } else if options.key_ttl_ms().is_some() {
+            return Err(EngineError::InvalidSetting(format!(
+                "stream '{name}': key_ttl needs an event_time column, since a key is \
+                 forgotten once the stream's event time has moved past its last row"
+            )));
         }
         let mut streams = self.inner.streams.write();
         if find_stream(&streams, name).is_some() {
@@ -245,6 +250,7 @@ impl Engine {
             options,
             queries: RwLock::new(Arc::new(Vec::new())),
             push_lock: Mutex::new(()),
+            clock: Mutex::new(i64::MIN),
             stats: Mutex::new(StreamStats {
                 name: name.to_string(),
                 ..Default::default()
@@ -370,7 +376,17 @@ impl Engine {
     /// EXPLAIN's text: the plan, and which aggregates share a window.
     fn explain_plan(&self, plan: &QueryPlan) -> String {
         let algorithm = self.window_algorithm();
-        plan.explain(&algorithm.to_string()) + &CompiledQuery::explain_sharing(plan, algorithm)
+        let mut text =
+            plan.explain(&algorithm.to_string()) + &CompiledQuery::explain_sharing(plan, algorithm);
+        let ttl = find_stream(&self.inner.streams.read(), &plan.stream)
+            .and_then(|s| s.options.key_ttl_ms());
+        if let Some(ttl) = ttl {
+            text += &format!(
+                "  Idle keys: forgotten once the stream's event time is {} past their last row (key_ttl)\n",
+                sliq_sql::format_duration(ttl)
+            );
+        }
+        text
     }
 
     /// Runs every statement of `sql` in order, stopping at the first error.
@@ -457,8 +473,11 @@ impl Engine {
         let stream = find_stream(&self.inner.streams.read(), &plan.stream)
             .ok_or_else(|| self.unknown_stream(&plan.stream))?;
         let id = self.inner.next_query.fetch_add(1, Ordering::Relaxed);
-        let compiled = CompiledQuery::new(plan, self.window_algorithm())
+        let mut compiled = CompiledQuery::new(plan, self.window_algorithm())
             .map_err(|message| EngineError::Evaluation { query: id, message })?;
+        if let Some(ttl) = stream.options.key_ttl_ms() {
+            compiled = compiled.forgetting_idle_keys(ttl);
+        }
         let (sender, receiver) = crossbeam_channel::bounded(self.inner.channel_capacity);
         let state = Arc::new(QueryState {
             id,

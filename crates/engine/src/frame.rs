@@ -59,7 +59,9 @@ pub struct FramePass {
     key_slots: Vec<u32>,
     /// The key of each row visited.
     pub keys: Vec<u32>,
-    /// Rows to evict from the key's window after inserting this row.
+    /// Rows to evict from the key's window after inserting this row; for
+    /// an unbounded frame, which evicts nothing, non-zero when the key
+    /// starts afresh (`key_ttl`) and its running total with it.
     pub evictions: Vec<u32>,
     /// Rows in the key's window once this row is in (0 for a late row):
     /// `count(*)` over the frame. Filled only when `count_rows` is set.
@@ -232,19 +234,46 @@ impl FrameState {
         }
     }
 
+    /// Forgets key `key`'s rows: its next row starts an empty frame.
+    pub fn forget(&mut self, key: u32) {
+        let key = key as usize;
+        match self {
+            FrameState::Rows { held, .. } | FrameState::Unbounded { held } => {
+                if let Some(h) = held.get_mut(key) {
+                    *h = 0;
+                }
+            }
+            FrameState::Range { times, .. } => {
+                if let Some(t) = times.get_mut(key) {
+                    *t = ChunkedDeque::new();
+                }
+            }
+        }
+    }
+
     /// Late rows of a batch, without changing any state (for `on_late =
-    /// 'error'`). Only RANGE frames have late rows.
-    pub fn find_late(&self, key_ids: &[u32], times: Option<&[Option<i64>]>) -> Vec<Late> {
+    /// 'error'`). Only RANGE frames have late rows; a row whose key restarts
+    /// (`restarts`, as [`FrameState::advance`] takes them) is not late.
+    pub fn find_late(
+        &self,
+        key_ids: &[u32],
+        times: Option<&[Option<i64>]>,
+        restarts: Option<&[bool]>,
+    ) -> Vec<Late> {
         let (FrameState::Range { times: held, .. }, Some(event_times)) = (self, times) else {
             return Vec::new();
         };
         let mut newest: hashbrown::HashMap<u32, i64> = hashbrown::HashMap::new();
         let mut late = Vec::new();
         for (row, (&key, t)) in key_ids.iter().zip(event_times).enumerate() {
-            let known = newest
-                .get(&key)
-                .copied()
-                .or_else(|| held.get(key as usize).and_then(|d| d.back().copied()));
+            let restarts = t.is_some() && restarts.is_some_and(|r| r[row]);
+            let known = match restarts {
+                true => None,
+                false => newest
+                    .get(&key)
+                    .copied()
+                    .or_else(|| held.get(key as usize).and_then(|d| d.back().copied())),
+            };
             match (t, known) {
                 (Some(t), Some(n)) if *t < n => late.push(Late {
                     row,
@@ -265,12 +294,16 @@ impl FrameState {
     }
 
     /// Advances the frames by one batch. `times` holds each row's event time
-    /// (RANGE frames only).
+    /// (RANGE frames only). `restarts`, in batch order, marks the rows whose
+    /// key starts afresh (`key_ttl`): its earlier rows leave the frame as
+    /// the row comes in (they are its evictions; for an unbounded frame, a
+    /// non-zero eviction count means the running total starts over).
     pub fn advance(
         &mut self,
         key_ids: &[u32],
         keys: usize,
         times: Option<&[Option<i64>]>,
+        restarts: Option<&[bool]>,
         out: &mut FramePass,
     ) {
         self.grow(keys);
@@ -292,12 +325,18 @@ impl FrameState {
             late_count,
             ..
         } = out;
+        let restarts_at =
+            |i: usize| restarts.is_some_and(|r| r[order.get(i).map_or(i, |&row| row as usize)]);
         match self {
             FrameState::Rows { preceding, held } => {
                 let cap = preceding.saturating_add(1);
-                for &key in visit_keys.iter() {
+                for (i, &key) in visit_keys.iter().enumerate() {
                     let h = &mut held[key as usize];
-                    if *h < cap {
+                    if restarts_at(i) {
+                        // A window of 2^32 rows would take 32 GiB or more.
+                        let held_rows = std::mem::replace(h, 1);
+                        evictions.push(u32::try_from(held_rows).unwrap_or(u32::MAX));
+                    } else if *h < cap {
                         *h += 1;
                         evictions.push(0);
                     } else {
@@ -323,11 +362,16 @@ impl FrameState {
                     let deque = &mut held[key as usize];
                     let row = order.get(i).map_or(i, |&row| row as usize);
                     let t = event_times.get(row).copied().flatten();
+                    // A restarting key's rows all leave; then none is late.
+                    let forgotten = match t.is_some() && restarts_at(i) {
+                        true => u32::try_from(std::mem::take(deque).len()).unwrap_or(u32::MAX),
+                        false => 0,
+                    };
                     match t {
                         Some(t) if deque.back().is_none_or(|&newest| t >= newest) => {
                             deque.push_back(t);
                             let bound = t.saturating_sub(*width);
-                            let mut evicted = 0;
+                            let mut evicted = forgotten;
                             while deque.front().is_some_and(|&oldest| oldest < bound) {
                                 deque.pop_front();
                                 evicted += 1;
@@ -350,14 +394,19 @@ impl FrameState {
                 }
             }
             FrameState::Unbounded { held } => {
-                for &key in visit_keys.iter() {
+                for (i, &key) in visit_keys.iter().enumerate() {
                     let h = &mut held[key as usize];
-                    *h += 1;
+                    if restarts_at(i) {
+                        *h = 1;
+                        evictions.push(1);
+                    } else {
+                        *h += 1;
+                        evictions.push(0);
+                    }
                     if *count_rows {
                         lengths.push(*h);
                     }
                 }
-                evictions.resize(visit_keys.len(), 0);
                 late.resize(visit_keys.len(), false);
             }
         }

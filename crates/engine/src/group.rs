@@ -127,6 +127,13 @@ trait Member: Send {
     /// # Safety
     /// The field is initialized and not used afterwards.
     unsafe fn drop_field(&self, record: *mut u8);
+
+    /// Sets this member's field of `record` to the identity, dropping the
+    /// value it held.
+    ///
+    /// # Safety
+    /// The field is initialized.
+    unsafe fn reset_field(&self, record: *mut u8);
 }
 
 /// An aggregate at its offset in the records.
@@ -206,6 +213,11 @@ impl<A: Aggregate> Member for MemberOf<A> {
         // SAFETY: the caller guarantees an initialized field.
         unsafe { ptr::drop_in_place(self.field(record)) }
     }
+
+    unsafe fn reset_field(&self, record: *mut u8) {
+        // SAFETY: the caller guarantees an initialized field.
+        unsafe { *self.field(record) = self.aggregate.identity() }
+    }
 }
 
 /// A window group's aggregates over their shared per-key windows.
@@ -225,6 +237,10 @@ pub trait GroupOperator: Send {
 
     /// Bytes per record (one per window slot, holding every member).
     fn record_bytes(&self) -> usize;
+
+    /// Drops key `key`'s window, freeing its memory: the key's next row
+    /// starts an empty one.
+    fn forget(&mut self, key: u32);
 }
 
 /// A record of `W` 8-byte words. Partial aggregates align to at most 8
@@ -328,6 +344,33 @@ impl<const W: usize> GroupOperator for SharedWindows<W> {
 
     fn record_bytes(&self) -> usize {
         std::mem::size_of::<Record<W>>()
+    }
+
+    fn forget(&mut self, key: u32) {
+        if self.replaying {
+            // A replay panicked half-way: the fields' states are unknown.
+            return;
+        }
+        let Some(shape) = self.shapes.get_mut(key as usize) else {
+            return;
+        };
+        debug_assert!(self.tape.ops.is_empty(), "forgetting between batches only");
+        let members = &self.members;
+        shape.clear(
+            |record| {
+                for member in members {
+                    // SAFETY: between batches (the tape is replayed) every
+                    // member's field of every live record is initialized.
+                    unsafe { member.drop_field(record.cast()) };
+                }
+            },
+            |extra| {
+                for member in members {
+                    // SAFETY: as above, for the extra aggregates.
+                    unsafe { member.reset_field(extra.cast()) };
+                }
+            },
+        );
     }
 }
 

@@ -103,11 +103,54 @@ fn pack_short(text: &[u8], start: usize, end: usize) -> Option<u128> {
 }
 
 /// Maps the key columns of each row to a dense key id (0, 1, 2, … in order
-/// of first appearance).
+/// of first appearance). A map that [remembers](KeyMap::remembering) its
+/// keys can also [forget](KeyMap::forget) one: its id is then given to the
+/// next new key, so that per-key state, kept in vectors indexed by id,
+/// stays as large as the most keys alive at once.
 pub struct KeyMap {
     encoding: Encoding,
     null_id: Option<u32>,
+    /// Ids handed out so far: every id is below it.
     count: u32,
+    /// Forgotten ids, given out again before new ones.
+    free: Vec<u32>,
+    /// Per id, its key, when keys can be forgotten.
+    remembered: Option<Vec<Remembered>>,
+}
+
+/// A key as its map holds it, so that it can be removed from the map.
+#[derive(Debug, Default, Clone, PartialEq)]
+enum Remembered {
+    /// A forgotten id (or one never handed out).
+    #[default]
+    Free,
+    Null,
+    Int64(i64),
+    Short(u128),
+    Long(Box<str>),
+    Row(Box<[u8]>),
+}
+
+/// The next id for a new key: a forgotten one first. `remembered` records
+/// the key under it.
+fn fresh(
+    count: &mut u32,
+    free: &mut Vec<u32>,
+    remembered: &mut Option<Vec<Remembered>>,
+    key: impl FnOnce() -> Remembered,
+) -> u32 {
+    let id = free.pop().unwrap_or_else(|| {
+        let id = *count;
+        *count += 1;
+        id
+    });
+    if let Some(keys) = remembered {
+        if keys.len() <= id as usize {
+            keys.resize(id as usize + 1, Remembered::Free);
+        }
+        keys[id as usize] = key();
+    }
+    id
 }
 
 fn is_integer_like(t: &DataType) -> bool {
@@ -150,10 +193,27 @@ impl KeyMap {
             encoding,
             null_id: None,
             count: 0,
+            free: Vec::new(),
+            remembered: None,
         })
     }
 
-    /// Number of distinct keys seen (1 for the global window).
+    /// This map, keeping each key beside its id so that it can
+    /// [forget](KeyMap::forget) keys (about 32 bytes more per key).
+    pub fn remembering(mut self) -> Self {
+        self.remember_keys();
+        self
+    }
+
+    /// Keeps each key beside its id from now on, so that the map can
+    /// [forget](KeyMap::forget) keys; call it before the first key comes.
+    pub fn remember_keys(&mut self) {
+        debug_assert_eq!(self.count, 0, "keys seen before remembering began");
+        self.remembered = Some(Vec::new());
+    }
+
+    /// Number of ids handed out: every id is below it (1 for the global
+    /// window). Per-key state is sized by it.
     pub fn key_count(&self) -> usize {
         match self.encoding {
             Encoding::Global => 1,
@@ -161,10 +221,51 @@ impl KeyMap {
         }
     }
 
-    fn fresh(count: &mut u32) -> u32 {
-        let id = *count;
-        *count += 1;
-        id
+    /// Number of keys in the map: those seen and not forgotten.
+    pub fn live_keys(&self) -> usize {
+        self.key_count() - self.free.len()
+    }
+
+    /// Whether `id` belongs to a key in the map.
+    pub fn is_live(&self, id: u32) -> bool {
+        match (&self.encoding, &self.remembered) {
+            (Encoding::Global, _) => id == 0,
+            (_, Some(keys)) => keys
+                .get(id as usize)
+                .is_some_and(|k| *k != Remembered::Free),
+            (_, None) => id < self.count,
+        }
+    }
+
+    /// Removes the key of `id` from the map; its id goes to the next new
+    /// key. `false` (and no change) unless the map remembers its keys and
+    /// `id` is live. The global window's one key is never forgotten.
+    pub fn forget(&mut self, id: u32) -> bool {
+        let Some(slot) = self
+            .remembered
+            .as_mut()
+            .and_then(|keys| keys.get_mut(id as usize))
+        else {
+            return false;
+        };
+        if *slot == Remembered::Free {
+            return false;
+        }
+        let removed = match (&mut self.encoding, std::mem::take(slot)) {
+            (_, Remembered::Null) => self.null_id.take().is_some(),
+            (Encoding::Int64(map), Remembered::Int64(k)) => map.remove(&k).is_some(),
+            (Encoding::Utf8 { short, .. }, Remembered::Short(word)) => {
+                short.remove(&word).is_some()
+            }
+            (Encoding::Utf8 { long, .. }, Remembered::Long(key)) => long.remove(&key).is_some(),
+            (Encoding::Rows { map, .. }, Remembered::Row(bytes)) => map.remove(&bytes).is_some(),
+            _ => false,
+        };
+        debug_assert!(removed, "key id {id} was remembered but not in the map");
+        if removed {
+            self.free.push(id);
+        }
+        removed
     }
 
     /// Writes the key id of each of `rows` rows into `out`.
@@ -176,9 +277,15 @@ impl KeyMap {
     ) -> Result<(), String> {
         out.clear();
         out.reserve(rows);
-        let count = &mut self.count;
-        let null_id = &mut self.null_id;
-        match &mut self.encoding {
+        let KeyMap {
+            encoding,
+            null_id,
+            count,
+            free,
+            remembered,
+        } = self;
+        let mut new_id = |key: &dyn Fn() -> Remembered| fresh(count, free, remembered, key);
+        match encoding {
             Encoding::Global => out.resize(rows, 0),
             Encoding::Int64(map) => {
                 let column = crate::query::cast_if_needed(&keys[0], &DataType::Int64)
@@ -186,9 +293,10 @@ impl KeyMap {
                 let column = column.as_primitive::<Int64Type>();
                 for (i, &k) in column.values().iter().enumerate() {
                     let id = if column.is_null(i) {
-                        *null_id.get_or_insert_with(|| Self::fresh(count))
+                        *null_id.get_or_insert_with(|| new_id(&|| Remembered::Null))
                     } else {
-                        *map.entry(k).or_insert_with(|| Self::fresh(count))
+                        *map.entry(k)
+                            .or_insert_with(|| new_id(&|| Remembered::Int64(k)))
                     };
                     out.push(id);
                 }
@@ -201,15 +309,17 @@ impl KeyMap {
                 for (i, span) in column.offsets().windows(2).enumerate() {
                     let (start, end) = (span[0] as usize, span[1] as usize);
                     let id = if column.is_null(i) {
-                        *null_id.get_or_insert_with(|| Self::fresh(count))
+                        *null_id.get_or_insert_with(|| new_id(&|| Remembered::Null))
                     } else if let Some(word) = pack_short(text, start, end) {
-                        *short.entry(word).or_insert_with(|| Self::fresh(count))
+                        *short
+                            .entry(word)
+                            .or_insert_with(|| new_id(&|| Remembered::Short(word)))
                     } else {
                         let key = column.value(i);
                         match long.get(key) {
                             Some(&id) => id,
                             None => {
-                                let id = Self::fresh(count);
+                                let id = new_id(&|| Remembered::Long(key.into()));
                                 long.insert(key.into(), id);
                                 id
                             }
@@ -238,7 +348,7 @@ impl KeyMap {
                     let id = match map.get(bytes) {
                         Some(&id) => id,
                         None => {
-                            let id = Self::fresh(count);
+                            let id = new_id(&|| Remembered::Row(bytes.into()));
                             map.insert(bytes.into(), id);
                             id
                         }
@@ -274,6 +384,39 @@ mod tests {
             .collect()
     }
 
+    /// A model's live keys, by whatever key type.
+    trait LiveIds {
+        /// Removes the `index`-th live key (in id order), returning its id.
+        fn take(&mut self, index: &prop::sample::Index) -> Option<u32>;
+    }
+
+    impl<K: Eq + std::hash::Hash + Clone> LiveIds for StdHashMap<Option<K>, u32> {
+        fn take(&mut self, index: &prop::sample::Index) -> Option<u32> {
+            if self.is_empty() {
+                return None;
+            }
+            let mut by_id: Vec<(u32, Option<K>)> =
+                self.iter().map(|(k, &id)| (id, k.clone())).collect();
+            by_id.sort_by_key(|(id, _)| *id);
+            let (id, key) = by_id.swap_remove(index.index(by_id.len()));
+            self.remove(&key);
+            Some(id)
+        }
+    }
+
+    #[test]
+    fn a_map_that_does_not_remember_its_keys_forgets_none() {
+        let mut map = KeyMap::new(&[DataType::Int64]).expect("int keys");
+        let column: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
+        let mut ids = Vec::new();
+        map.assign(&[column], 2, &mut ids).expect("assign");
+        assert!(!map.forget(0));
+        assert_eq!(map.live_keys(), 2);
+        let mut global = KeyMap::new(&[]).expect("no keys").remembering();
+        assert!(!global.forget(0));
+        assert!(global.is_live(0));
+    }
+
     #[test]
     fn short_keys_pack_their_length_so_trailing_zero_bytes_count() {
         let text = b"a\0\0b";
@@ -296,7 +439,89 @@ mod tests {
         assert_eq!(map.key_count(), 3);
     }
 
+    /// Checks `ids` for `keys` against `live` (each live key's id): a live
+    /// key keeps its id, a new one gets an id no live key has.
+    fn check_ids<K: Eq + std::hash::Hash + Clone + std::fmt::Debug>(
+        live: &mut StdHashMap<Option<K>, u32>,
+        keys: &[Option<K>],
+        ids: &[u32],
+    ) -> Result<(), TestCaseError> {
+        for (key, &id) in keys.iter().zip(ids) {
+            match live.get(key) {
+                Some(&known) => prop_assert_eq!(known, id, "{:?} changed its id", key),
+                None => {
+                    prop_assert!(
+                        !live.values().any(|&other| other == id),
+                        "id {} reused while live",
+                        id
+                    );
+                    live.insert(key.clone(), id);
+                }
+            }
+        }
+        Ok(())
+    }
+
     proptest! {
+        /// Keys forgotten between batches free their ids for new keys, and
+        /// come back as new keys; the others keep their ids.
+        #[test]
+        fn forgotten_keys_free_their_ids(
+            batches in prop::collection::vec(
+                (
+                    prop::collection::vec(prop::option::weighted(0.9, "[ab]{0,2}|[a-z]{16,18}"), 0..30),
+                    prop::collection::vec(prop::option::weighted(0.9, -3i64..4), 0..30),
+                    prop::collection::vec(any::<prop::sample::Index>(), 0..6),
+                ),
+                1..8,
+            ),
+        ) {
+            let mut strings = KeyMap::new(&[DataType::Utf8]).expect("string keys").remembering();
+            let mut ints = KeyMap::new(&[DataType::Int64]).expect("int keys").remembering();
+            let mut pairs = KeyMap::new(&[DataType::Int64, DataType::Utf8]).expect("pairs").remembering();
+            let (mut live_strings, mut live_ints, mut live_pairs) =
+                (StdHashMap::new(), StdHashMap::new(), StdHashMap::new());
+            let mut ids = Vec::new();
+            let mut peak = 0;
+            for (text, numbers, forget) in &batches {
+                let column: ArrayRef = Arc::new(StringArray::from(text.clone()));
+                strings.assign(&[Arc::clone(&column)], text.len(), &mut ids).expect("assign");
+                check_ids(&mut live_strings, text, &ids)?;
+                peak = peak.max(live_strings.len());
+                let numeric: ArrayRef = Arc::new(Int64Array::from(numbers.clone()));
+                ints.assign(&[Arc::clone(&numeric)], numbers.len(), &mut ids).expect("assign");
+                check_ids(&mut live_ints, numbers, &ids)?;
+                let n = text.len().min(numbers.len());
+                pairs
+                    .assign(&[numeric.slice(0, n), column.slice(0, n)], n, &mut ids)
+                    .expect("assign");
+                let both: Vec<_> = (0..n).map(|i| Some((numbers[i], text[i].clone()))).collect();
+                check_ids(&mut live_pairs, &both, &ids)?;
+                // Forget a few live keys of each map.
+                for index in forget {
+                    for (map, live) in [
+                        (&mut strings, &mut live_strings as &mut dyn LiveIds),
+                        (&mut ints, &mut live_ints),
+                        (&mut pairs, &mut live_pairs),
+                    ] {
+                        if let Some(id) = live.take(index) {
+                            prop_assert!(map.is_live(id));
+                            prop_assert!(map.forget(id));
+                            prop_assert!(!map.is_live(id));
+                            prop_assert!(!map.forget(id), "forgotten twice");
+                        }
+                    }
+                }
+                prop_assert_eq!(strings.live_keys(), live_strings.len());
+                prop_assert_eq!(ints.live_keys(), live_ints.len());
+                prop_assert_eq!(pairs.live_keys(), live_pairs.len());
+                // Ids grow only when none is free: never past the most keys
+                // alive at once.
+                peak = peak.max(live_strings.len());
+                prop_assert!(strings.key_count() <= peak);
+            }
+        }
+
         /// Batches of string keys, short and long, with NULLs and zero bytes,
         /// some sliced out of a larger array, get the ids a plain map gives.
         #[test]

@@ -81,6 +81,10 @@ pub trait AggregateOperator: Send {
         keys: usize,
         frame: &FramePass,
     ) -> (ArrayRef, usize, Option<String>);
+
+    /// Drops key `key`'s window, freeing its memory: the key's next row
+    /// starts an empty one.
+    fn forget(&mut self, key: u32);
 }
 
 /// Row `row`'s partial aggregate: lifted from `columns`, or the identity
@@ -153,6 +157,12 @@ impl<A: Aggregate, W: FifoAggregator<A> + Send> AggregateOperator for WindowOper
         }
         results.finish()
     }
+
+    fn forget(&mut self, key: u32) {
+        if let Some(window) = self.windows.get_mut(key as usize) {
+            *window = W::new(self.aggregate.clone());
+        }
+    }
 }
 
 /// The aggregate of an `UNBOUNDED PRECEDING` frame over all its keys. No
@@ -184,13 +194,23 @@ impl<A: Aggregate> AggregateOperator for RunningOperator<A> {
             if let Some(&ahead) = key_ids.get(row + PREFETCH_SLOTS) {
                 sliq_swag::prefetch_value(self.totals.as_ptr().wrapping_add(ahead as usize));
             }
-            debug_assert!(!frame.late[row] && frame.evictions[row] == 0);
+            debug_assert!(!frame.late[row]);
             let total = &mut self.totals[key as usize];
+            if frame.evictions[row] > 0 {
+                // The key starts afresh (`key_ttl`).
+                *total = self.aggregate.identity();
+            }
             let v = lift_row(&self.aggregate, &columns, filter, row);
             self.aggregate.combine_into(total, &v);
             results.push(self.aggregate.lower(total), frame, row);
         }
         results.finish()
+    }
+
+    fn forget(&mut self, key: u32) {
+        if let Some(total) = self.totals.get_mut(key as usize) {
+            *total = self.aggregate.identity();
+        }
     }
 }
 

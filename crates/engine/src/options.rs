@@ -1,5 +1,6 @@
 //! How a stream behaves: its event-time column, what happens to late rows,
-//! and the options a source reads (`path`, `format`, …).
+//! how long an idle key is kept, and the options a source reads (`path`,
+//! `format`, …).
 
 use sliq_sql::StreamDefinition;
 
@@ -21,6 +22,7 @@ pub enum OnLate {
 pub struct StreamOptions {
     event_time: Option<String>,
     on_late: OnLate,
+    key_ttl_ms: Option<i64>,
     extra: Vec<(String, String)>,
 }
 
@@ -35,6 +37,20 @@ impl StreamOptions {
     /// Sets the late-row policy.
     pub fn on_late(mut self, policy: OnLate) -> Self {
         self.on_late = policy;
+        self
+    }
+
+    /// Forgets keys that go idle (`key_ttl = '1h'` in SQL): once the
+    /// stream's event time (the newest a row brought) has moved more than
+    /// `ttl` past a key's last row, every query over the stream may drop
+    /// that key's windows and running totals, and does so within a few
+    /// batches. If the key comes back, its windows start empty, as a new
+    /// key's do. Keeps the memory of a stream whose keys come and go
+    /// bounded; without it a key's state lives as long as its query. Needs
+    /// an event-time column. Zero is taken as one millisecond.
+    pub fn key_ttl(mut self, ttl: std::time::Duration) -> Self {
+        let ms = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
+        self.key_ttl_ms = Some(ms.max(1));
         self
     }
 
@@ -54,6 +70,12 @@ impl StreamOptions {
     /// The late-row policy.
     pub fn late_policy(&self) -> OnLate {
         self.on_late
+    }
+
+    /// How long an idle key is kept, in milliseconds of event time (see
+    /// [`StreamOptions::key_ttl`]).
+    pub fn key_ttl_ms(&self) -> Option<i64> {
+        self.key_ttl_ms
     }
 
     /// The other options, in the order given.
@@ -76,6 +98,14 @@ impl StreamOptions {
                             )));
                         }
                     }
+                }
+                "key_ttl" => {
+                    let ms = sliq_sql::duration_ms(value).map_err(|_| {
+                        EngineError::InvalidSetting(format!(
+                            "key_ttl = '{value}': expected a duration such as '10m', '1h' or '1d12h'"
+                        ))
+                    })?;
+                    options.key_ttl_ms = Some(ms.max(1));
                 }
                 _ => options.extra.push((key.clone(), value.clone())),
             }

@@ -37,6 +37,98 @@ struct CompiledWindow {
     pass: FramePass,
     /// This batch's arguments in the pass's visiting order.
     visited: VisitedArgs,
+    /// How idle keys are forgotten, under `key_ttl`.
+    expiry: Option<KeyExpiry>,
+    /// This batch's rows whose key restarts (batch order), under `key_ttl`.
+    restarts: Vec<bool>,
+}
+
+/// Forgetting a window group's idle keys (`key_ttl`). A row whose key's
+/// previous row came more than the TTL earlier, by the stream's clock (the
+/// newest event time of the stream's rows up to each row), restarts its
+/// key: the key's earlier rows leave its windows as the row comes in. Which
+/// rows restart depends on the rows alone, not on how they are batched.
+/// Memory is freed apart from that: each batch looks at up to two key ids
+/// per row, round-robin, and forgets the keys idle longer than the TTL at
+/// the batch's last clock. Any later row of such a key restarts it anyway
+/// (the clock never goes back), so when a key is forgotten changes no
+/// result; every key is looked at within `keys / 2` rows, and the cost per
+/// row stays constant.
+struct KeyExpiry {
+    /// Milliseconds of the stream's clock a key may stay idle.
+    ttl: i64,
+    /// Per key id, the stream's clock at the key's last row ([`NO_ROW`]
+    /// for a key without one, or forgotten).
+    last_active: Vec<i64>,
+    /// The next key id the sweep looks at.
+    cursor: usize,
+    /// Keys forgotten so far.
+    forgotten: u64,
+}
+
+/// [`KeyExpiry::last_active`] of a key that has no row yet.
+const NO_ROW: i64 = i64::MIN;
+
+impl KeyExpiry {
+    fn new(ttl: i64) -> Self {
+        KeyExpiry {
+            ttl,
+            last_active: Vec::new(),
+            cursor: 0,
+            forgotten: 0,
+        }
+    }
+
+    /// Whether a key last active at `last` restarts at `clock`.
+    fn idle(&self, last: i64, clock: i64) -> bool {
+        last != NO_ROW && clock.saturating_sub(last) > self.ttl
+    }
+
+    /// Marks in `restarts` the rows (batch order) whose key restarts, and
+    /// notes each row's clock as its key's last.
+    fn restarts(&mut self, key_ids: &[u32], keys: usize, clocks: &[i64], restarts: &mut Vec<bool>) {
+        debug_assert_eq!(key_ids.len(), clocks.len());
+        if self.last_active.len() < keys {
+            self.last_active.resize(keys, NO_ROW);
+        }
+        restarts.clear();
+        for (&key, &clock) in key_ids.iter().zip(clocks) {
+            let last = std::mem::replace(&mut self.last_active[key as usize], clock);
+            restarts.push(self.idle(last, clock));
+        }
+    }
+
+    /// Which rows (batch order) [`Self::restarts`] will mark, without
+    /// noting anything.
+    fn restarts_ahead(&self, key_ids: &[u32], clocks: &[i64]) -> Vec<bool> {
+        let mut last: hashbrown::HashMap<u32, i64> = hashbrown::HashMap::new();
+        key_ids
+            .iter()
+            .zip(clocks)
+            .map(|(&key, &clock)| {
+                let before = last.insert(key, clock).unwrap_or_else(|| {
+                    self.last_active
+                        .get(key as usize)
+                        .copied()
+                        .unwrap_or(NO_ROW)
+                });
+                self.idle(before, clock)
+            })
+            .collect()
+    }
+
+    /// Appends to `idle` the live keys among the next `2 × rows` ids that
+    /// have been idle longer than the TTL at `clock`.
+    fn sweep(&mut self, key_map: &KeyMap, rows: usize, clock: i64, idle: &mut Vec<u32>) {
+        let ids = self.last_active.len().min(key_map.key_count());
+        for _ in 0..(2 * rows).min(ids) {
+            let id = self.cursor.min(ids - 1);
+            self.cursor = if id + 1 < ids { id + 1 } else { 0 };
+            if self.idle(self.last_active[id], clock) && key_map.is_live(id as u32) {
+                idle.push(id as u32);
+            }
+        }
+    }
 }
 
 struct CompiledAggregate {
@@ -91,6 +183,39 @@ pub struct CompiledQuery {
     qualify: Option<CompiledExpr>,
     outputs: Vec<CompiledExpr>,
     output_schema: SchemaRef,
+}
+
+/// Event times as `Int64` milliseconds: TIMESTAMPs of any unit, dates,
+/// and BIGINT or INT taken as milliseconds.
+pub(crate) fn event_time_millis(array: ArrayRef) -> Result<ArrayRef, String> {
+    let ms = match array.data_type() {
+        DataType::Timestamp(TimeUnit::Millisecond, _) | DataType::Int64 => array,
+        DataType::Timestamp(_, _) | DataType::Int32 | DataType::Date32 | DataType::Date64 => {
+            let target = match array.data_type() {
+                DataType::Int32 => DataType::Int64,
+                _ => DataType::Timestamp(TimeUnit::Millisecond, None),
+            };
+            arrow_cast::cast(&array, &target).map_err(|e| format!("event time: {e}"))?
+        }
+        other => {
+            return Err(format!(
+                "event time must be TIMESTAMP or BIGINT, not {other}"
+            ));
+        }
+    };
+    cast_if_needed(&ms, &DataType::Int64).map_err(|e| format!("event time: {e}"))
+}
+
+/// The values of the rows `kept` keeps (all of them without a mask).
+fn rows_kept(values: &[i64], kept: Option<&BooleanArray>) -> Vec<i64> {
+    match kept {
+        None => values.to_vec(),
+        Some(mask) => values
+            .iter()
+            .zip(mask.values().iter())
+            .filter_map(|(&v, keep)| keep.then_some(v))
+            .collect(),
+    }
 }
 
 /// Which rows of `batch` the predicate `p` holds for: NULL, and a failure
@@ -163,6 +288,8 @@ impl CompiledQuery {
                         .sum(),
                 ),
                 visited: VisitedArgs::default(),
+                expiry: None,
+                restarts: Vec::new(),
             });
         }
         let groups = Self::shared_groups(plan, algorithm);
@@ -231,6 +358,62 @@ impl CompiledQuery {
             outputs,
             output_schema: Arc::clone(&plan.output_schema),
         })
+    }
+
+    /// This query, forgetting keys idle for more than `ttl_ms` of the
+    /// stream's event time (see `StreamOptions::key_ttl`), in every stage.
+    /// The global window of a query without keys is never forgotten.
+    pub fn forgetting_idle_keys(mut self, ttl_ms: i64) -> Self {
+        self.input = self
+            .input
+            .map(|input| Box::new(input.forgetting_idle_keys(ttl_ms)));
+        for w in &mut self.windows {
+            if !w.keys.is_empty() {
+                w.key_map.remember_keys();
+                w.expiry = Some(KeyExpiry::new(ttl_ms));
+            }
+        }
+        self
+    }
+
+    /// Forgets the idle keys that this batch's sweep finds (see
+    /// [`KeyExpiry`]) at `clock`, the stream's clock after the batch.
+    fn forget_idle_keys(&mut self, rows: usize, clock: i64) {
+        let mut idle = Vec::new();
+        for window in 0..self.windows.len() {
+            let w = &mut self.windows[window];
+            let Some(expiry) = &mut w.expiry else {
+                continue;
+            };
+            idle.clear();
+            expiry.sweep(&w.key_map, rows, clock, &mut idle);
+            for &key in &idle {
+                self.forget_key(window, key);
+            }
+        }
+    }
+
+    /// Drops every state window group `window` keeps for `key`.
+    fn forget_key(&mut self, window: usize, key: u32) {
+        let w = &mut self.windows[window];
+        if !w.key_map.forget(key) {
+            return;
+        }
+        w.frame.forget(key);
+        if let Some(expiry) = &mut w.expiry {
+            expiry.forgotten += 1;
+            if let Some(last) = expiry.last_active.get_mut(key as usize) {
+                *last = NO_ROW;
+            }
+        }
+        for a in self.aggregates.iter_mut().filter(|a| a.window == window) {
+            if let Some(operator) = &mut a.operator {
+                operator.forget(key);
+            }
+        }
+        for g in self.groups.iter_mut().filter(|g| g.window == window) {
+            g.operator.forget(key);
+        }
     }
 
     /// The window groups whose built-in aggregates (two or more) share one
@@ -321,47 +504,39 @@ impl CompiledQuery {
         &self,
         batch: &RecordBatch,
         failures: &mut RowFailures,
-    ) -> Result<RecordBatch, String> {
+    ) -> Result<(RecordBatch, Option<BooleanArray>), String> {
         let Some(filter) = &self.filter else {
-            return Ok(batch.clone());
+            return Ok((batch.clone(), None));
         };
         let mask = row_mask(filter, batch, failures)?;
-        arrow_select::filter::filter_record_batch(batch, &mask)
-            .map_err(|e| format!("filtering: {e}"))
+        let kept = arrow_select::filter::filter_record_batch(batch, &mask)
+            .map_err(|e| format!("filtering: {e}"))?;
+        Ok((kept, Some(mask)))
     }
 
     /// Each row's event time in milliseconds (NULL stays `None`).
     fn event_times(e: &CompiledExpr, batch: &RecordBatch) -> Result<Vec<Option<i64>>, String> {
-        let array = e.evaluate(batch)?;
-        let ms = match array.data_type() {
-            DataType::Timestamp(TimeUnit::Millisecond, _) | DataType::Int64 => array,
-            DataType::Timestamp(_, _) | DataType::Int32 | DataType::Date32 | DataType::Date64 => {
-                let target = match array.data_type() {
-                    DataType::Int32 => DataType::Int64,
-                    _ => DataType::Timestamp(TimeUnit::Millisecond, None),
-                };
-                arrow_cast::cast(&array, &target).map_err(|e| format!("event time: {e}"))?
-            }
-            other => {
-                return Err(format!(
-                    "event time must be TIMESTAMP or BIGINT, not {other}"
-                ));
-            }
-        };
-        let ms = cast_if_needed(&ms, &DataType::Int64).map_err(|e| format!("event time: {e}"))?;
+        let ms = event_time_millis(e.evaluate(batch)?)?;
         Ok(ms.as_primitive::<Int64Type>().iter().collect())
     }
 
     /// Late rows of `batch` for any RANGE window, without changing state.
     /// A query over a subquery asks the innermost one, which reads the
     /// stream's rows: the rows of the queries around it do not exist yet.
-    pub fn find_late(&mut self, batch: &RecordBatch) -> Result<Vec<Late>, String> {
+    /// `clocks` are the rows' clocks, as [`Self::process`] will get them:
+    /// a row whose key restarts (`key_ttl`) is not late.
+    pub fn find_late(
+        &mut self,
+        batch: &RecordBatch,
+        clocks: Option<&[i64]>,
+    ) -> Result<Vec<Late>, String> {
         if let Some(input) = &mut self.input {
-            return input.find_late(batch);
+            return input.find_late(batch, clocks);
         }
         // Failures are counted when the batch is processed.
         let mut failures = RowFailures::default();
-        let batch = self.filtered(batch, &mut failures)?;
+        let (batch, kept) = self.filtered(batch, &mut failures)?;
+        let clocks = clocks.map(|c| rows_kept(c, kept.as_ref()));
         let mut late = Vec::new();
         for w in &mut self.windows {
             let Some(e) = &w.event_time else { continue };
@@ -373,27 +548,56 @@ impl CompiledQuery {
                 .collect::<Result<Vec<_>, _>>()?;
             // Assigning ids only adds entries for new keys: harmless here.
             w.key_map.assign(&keys, batch.num_rows(), &mut w.key_ids)?;
-            late.extend(w.frame.find_late(&w.key_ids, Some(&times)));
+            let restarts = match (&w.expiry, &clocks) {
+                (Some(expiry), Some(clocks)) => Some(expiry.restarts_ahead(&w.key_ids, clocks)),
+                _ => None,
+            };
+            late.extend(
+                w.frame
+                    .find_late(&w.key_ids, Some(&times), restarts.as_deref()),
+            );
         }
         Ok(late)
     }
 
     /// Runs one batch through the query (through its subquery first).
-    pub fn process(&mut self, batch: &RecordBatch) -> Result<(RecordBatch, BatchOutcome), String> {
-        let Some(input) = &mut self.input else {
-            return self.process_own(batch);
-        };
-        let (rows, mut outcome) = input.process(batch)?;
-        let (output, own) = self.process_own(&rows)?;
-        outcome.late_rows = outcome.late_rows.max(own.late_rows);
-        outcome.failures.merge(own.failures);
+    /// `clocks` holds, per row, the stream's clock (its newest event time up
+    /// to that row), by which idle keys restart and are forgotten (see
+    /// [`Self::forgetting_idle_keys`]).
+    pub fn process(
+        &mut self,
+        batch: &RecordBatch,
+        clocks: Option<&[i64]>,
+    ) -> Result<(RecordBatch, BatchOutcome), String> {
+        let (output, outcome, _) = self.process_stage(batch, clocks)?;
         Ok((output, outcome))
     }
 
+    /// [`Self::process`], also returning the clocks of the output rows.
+    fn process_stage(
+        &mut self,
+        batch: &RecordBatch,
+        clocks: Option<&[i64]>,
+    ) -> Result<(RecordBatch, BatchOutcome, Option<Vec<i64>>), String> {
+        let Some(input) = &mut self.input else {
+            return self.process_own(batch, clocks);
+        };
+        let (rows, mut outcome, clocks) = input.process_stage(batch, clocks)?;
+        let (output, own, clocks) = self.process_own(&rows, clocks.as_deref())?;
+        outcome.late_rows = outcome.late_rows.max(own.late_rows);
+        outcome.failures.merge(own.failures);
+        Ok((output, outcome, clocks))
+    }
+
     /// Runs one batch of this query's own input rows through its windows.
-    fn process_own(&mut self, batch: &RecordBatch) -> Result<(RecordBatch, BatchOutcome), String> {
+    fn process_own(
+        &mut self,
+        batch: &RecordBatch,
+        clocks: Option<&[i64]>,
+    ) -> Result<(RecordBatch, BatchOutcome, Option<Vec<i64>>), String> {
         let mut outcome = BatchOutcome::default();
-        let batch = self.filtered(batch, &mut outcome.failures)?;
+        let (batch, kept) = self.filtered(batch, &mut outcome.failures)?;
+        let clocks = clocks.map(|c| rows_kept(c, kept.as_ref()));
         let rows = batch.num_rows();
         // Evaluate everything that can fail before changing any state.
         let mut window_inputs = Vec::with_capacity(self.windows.len());
@@ -434,10 +638,19 @@ impl CompiledQuery {
         for (w, (keys, times)) in self.windows.iter_mut().zip(&window_inputs) {
             w.key_map.assign(keys, rows, &mut w.key_ids)?;
             w.visited.done.clear();
+            let restarts = match (&mut w.expiry, &clocks) {
+                (Some(expiry), Some(clocks)) => {
+                    let keys = w.key_map.key_count();
+                    expiry.restarts(&w.key_ids, keys, clocks, &mut w.restarts);
+                    Some(&w.restarts[..])
+                }
+                _ => None,
+            };
             w.frame.advance(
                 &w.key_ids,
                 w.key_map.key_count(),
                 times.as_deref(),
+                restarts,
                 &mut w.pass,
             );
             outcome.late_rows = outcome.late_rows.max(w.pass.late_count);
@@ -489,6 +702,9 @@ impl CompiledQuery {
                 *result = Some((array, failed, error));
             }
         }
+        if let Some(&clock) = clocks.as_ref().and_then(|c| c.last()) {
+            self.forget_idle_keys(rows, clock);
+        }
         let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
         for result in results {
             let (array, failed, error) =
@@ -507,13 +723,14 @@ impl CompiledQuery {
         )
         .map_err(|e| format!("assembling results: {e}"))?;
         // QUALIFY drops rows after their windows took them in.
-        let intermediate = match &self.qualify {
+        let (intermediate, clocks) = match &self.qualify {
             Some(q) => {
                 let mask = row_mask(q, &intermediate, &mut outcome.failures)?;
-                arrow_select::filter::filter_record_batch(&intermediate, &mask)
-                    .map_err(|e| format!("qualifying: {e}"))?
+                let kept = arrow_select::filter::filter_record_batch(&intermediate, &mask)
+                    .map_err(|e| format!("qualifying: {e}"))?;
+                (kept, clocks.map(|c| rows_kept(&c, Some(&mask))))
             }
-            None => intermediate,
+            None => (intermediate, clocks),
         };
         let options = RecordBatchOptions::new().with_row_count(Some(intermediate.num_rows()));
         let out = self
@@ -536,18 +753,33 @@ impl CompiledQuery {
         let output =
             RecordBatch::try_new_with_options(Arc::clone(&self.output_schema), out, &options)
                 .map_err(|e| format!("assembling output: {e}"))?;
-        Ok((output, outcome))
+        Ok((output, outcome, clocks))
     }
 
-    /// Number of distinct keys per window group, the subquery's first.
+    /// Number of keys per window group (seen and not forgotten), the
+    /// subquery's first.
     pub fn key_counts(&self) -> Vec<usize> {
         let mut counts = self
             .input
             .as_ref()
             .map(|input| input.key_counts())
             .unwrap_or_default();
-        counts.extend(self.windows.iter().map(|w| w.key_map.key_count()));
+        counts.extend(self.windows.iter().map(|w| w.key_map.live_keys()));
         counts
+    }
+
+    /// Keys forgotten for being idle (`key_ttl`), in every stage.
+    pub fn forgotten_keys(&self) -> u64 {
+        let own: u64 = self
+            .windows
+            .iter()
+            .filter_map(|w| w.expiry.as_ref())
+            .map(|e| e.forgotten)
+            .sum();
+        own + self
+            .input
+            .as_ref()
+            .map_or(0, |input| input.forgotten_keys())
     }
 }
 

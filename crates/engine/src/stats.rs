@@ -44,8 +44,10 @@ pub struct QueryStats {
     pub failed_batches: u64,
     /// The latest failure, if any.
     pub last_error: Option<String>,
-    /// Distinct keys, per window group.
+    /// Keys held, per window group: seen and not forgotten.
     pub keys: Vec<usize>,
+    /// Keys forgotten for being idle longer than the stream's `key_ttl`.
+    pub forgotten_keys: u64,
 }
 
 /// A snapshot of the engine's counters.

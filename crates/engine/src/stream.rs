@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::{Schema, SchemaRef};
 use crossbeam_channel::Sender;
@@ -13,7 +15,7 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::error::EngineError;
 use crate::options::{OnLate, StreamOptions};
-use crate::query::CompiledQuery;
+use crate::query::{CompiledQuery, event_time_millis};
 use crate::stats::{QueryStats, StreamInfo, StreamStats};
 
 /// A query as the stream it reads sees it: where its results go and what
@@ -38,7 +40,9 @@ pub(crate) fn query_stats(
     compiled: &Mutex<CompiledQuery>,
 ) -> QueryStats {
     let mut snapshot = stats.lock().clone();
-    snapshot.keys = compiled.lock().key_counts();
+    let compiled = compiled.lock();
+    snapshot.keys = compiled.key_counts();
+    snapshot.forgotten_keys = compiled.forgotten_keys();
     snapshot
 }
 
@@ -52,10 +56,46 @@ pub(crate) struct StreamState {
     pub(crate) queries: RwLock<Arc<Vec<Arc<QueryState>>>>,
     /// Serializes pushes, so every query sees batches in one order.
     pub(crate) push_lock: Mutex<()>,
+    /// The newest event time pushed so far (`i64::MIN` before any), kept
+    /// when idle keys are forgotten (`key_ttl`): their clock.
+    pub(crate) clock: Mutex<i64>,
     pub(crate) stats: Mutex<StreamStats>,
 }
 
 impl StreamState {
+    /// Each row's clock, when idle keys are forgotten (`key_ttl`): the
+    /// newest event time of the stream's rows up to and including it (rows
+    /// without one keep the clock where it was). `None` without `key_ttl`.
+    /// The stream's clock moves on only once the batch is accepted
+    /// ([`StreamState::set_clock`]).
+    fn clocks(&self, batch: &RecordBatch) -> Option<Vec<i64>> {
+        self.options.key_ttl_ms()?;
+        let column = batch
+            .schema()
+            .index_of(self.options.event_time_column()?)
+            .ok()?;
+        let times = event_time_millis(Arc::clone(batch.column(column))).ok()?;
+        let mut now = *self.clock.lock();
+        Some(
+            times
+                .as_primitive::<Int64Type>()
+                .iter()
+                .map(|t| {
+                    now = now.max(t.unwrap_or(i64::MIN));
+                    now
+                })
+                .collect(),
+        )
+    }
+
+    /// Moves the stream's clock on to the last of an accepted batch's
+    /// [`clocks`](StreamState::clocks).
+    fn set_clock(&self, clocks: &[i64]) {
+        if let Some(&last) = clocks.last() {
+            *self.clock.lock() = last;
+        }
+    }
+
     /// Replaces the list of queries with `change` applied to a copy.
     pub(crate) fn update_queries(&self, change: impl FnOnce(&mut Vec<Arc<QueryState>>)) {
         let mut queries = self.queries.write();
@@ -169,9 +209,10 @@ impl Stream {
         }
         let _order = state.push_lock.lock();
         let queries = Arc::clone(&state.queries.read());
+        let clocks = state.clocks(&batch);
         if state.options.late_policy() == OnLate::Error {
             for q in queries.iter() {
-                let late = q.compiled.lock().find_late(&batch);
+                let late = q.compiled.lock().find_late(&batch, clocks.as_deref());
                 if let Ok(late) = late
                     && let Some(first) = late.first()
                 {
@@ -186,13 +227,16 @@ impl Stream {
                 }
             }
         }
+        if let Some(clocks) = &clocks {
+            state.set_clock(clocks);
+        }
         let mut late_rows = 0;
         for q in queries.iter() {
             // A bug in an expression kernel must not take the engine down:
             // the query that hit it stops with an error, the others go on.
             let mut finished = false;
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                q.compiled.lock().process(&batch)
+                q.compiled.lock().process(&batch, clocks.as_deref())
             }))
             .unwrap_or_else(|panic| {
                 finished = true;

@@ -171,6 +171,25 @@ impl<T: Copy> DabaLiteShape<T> {
         self.p = Pointers::at_end(&self.deque);
     }
 
+    /// Empties the window for reuse, as if it were new and initialized:
+    /// `drop_slot` gets every slot's value, oldest first, and `reset_extra`
+    /// each of the two extra aggregates, which it must set to the identity.
+    /// O(n) for n values, each dropped once, as evictions would.
+    pub fn clear(
+        &mut self,
+        mut drop_slot: impl FnMut(*mut T),
+        mut reset_extra: impl FnMut(*mut T),
+    ) {
+        reset_extra(self.extra_ptr(AGG_RA));
+        reset_extra(self.extra_ptr(AGG_B));
+        while !self.deque.is_empty() {
+            let front = self.deque.cursor_front();
+            drop_slot(self.slot(&front));
+            self.deque.drop_front();
+        }
+        self.p = Pointers::at_end(&self.deque);
+    }
+
     /// After the window got its first value, as in `DabaLite`: no value
     /// operation (`agg_b` is the identity already, and
     /// a stale `agg_ra` is replaced by the next flip before it is read).
@@ -292,6 +311,41 @@ mod tests {
             "every live value was handed out once"
         );
         assert!(shape.is_empty());
+    }
+
+    #[test]
+    fn a_cleared_shape_drops_every_value_and_starts_afresh() {
+        let mut shape = DabaLiteShape::<u64>::new();
+        let mut ops = Strings::default();
+        let mut retired = RetiredBlocks::default();
+        shape.init(&mut ops);
+        for round in 0..3 {
+            let mut reference = DabaLite::new(Concat);
+            for step in 0..(700 + 300 * round) {
+                let v = format!("{step},");
+                ops.next = v.clone();
+                shape.insert(&mut ops);
+                reference.insert(v);
+                if step % 3 == 0 {
+                    assert!(shape.evict(&mut ops, &mut retired));
+                    assert!(reference.evict());
+                }
+                shape.query(&mut ops);
+                assert_eq!(ops.answer.take().unwrap(), reference.query());
+            }
+            retired.clear();
+            let (mut dropped, mut reset) = (Vec::new(), Vec::new());
+            shape.clear(|p| dropped.push(p as usize), |p| reset.push(p as usize));
+            assert_eq!(reset.len(), 2);
+            for p in dropped {
+                assert!(ops.values.remove(&p).is_some(), "a slot dropped twice");
+            }
+            for p in reset {
+                *ops.values.get_mut(&p).unwrap() = String::new();
+            }
+            assert!(shape.is_empty());
+            assert_eq!(ops.values.len(), 2, "only the extra aggregates live on");
+        }
     }
 }
 
