@@ -136,8 +136,9 @@ fn latency(sql: &str, keys: u64, pushes: usize) -> Vec<Duration> {
     samples
 }
 
-/// Heap bytes per key with `keys` keys of one-row windows.
-fn memory_per_key(keys: u64) -> f64 {
+/// Heap bytes per key with `keys` keys of one-row windows, over a stream
+/// with `options`.
+fn memory_per_key(keys: u64, options: StreamOptions) -> f64 {
     let input = batch_of(
         (0..keys as i64).collect(),
         (0..keys as i64).collect(),
@@ -145,7 +146,7 @@ fn memory_per_key(keys: u64) -> f64 {
     );
     let engine = Engine::new();
     let stream = engine
-        .register_stream("s", schema(), StreamOptions::default())
+        .register_stream("s", schema(), options)
         .expect("stream");
     let query = engine
         .query("SELECT max(v) OVER (ROWS 0 PRECEDING) AS m FROM s GROUP BY key")
@@ -262,9 +263,16 @@ fn main() {
     }
     println!();
     let keys = if quick { 100_000 } else { 1_000_000 };
-    let per_key = memory_per_key(keys);
+    let per_key = memory_per_key(keys, StreamOptions::default());
     println!(
         "memory: {keys} keys with one-row max(v) windows: {per_key:.0} bytes per key ({:.0} MiB in all)",
         per_key * keys as f64 / (1 << 20) as f64
     );
+    // The same keys on a stream that may forget them: each key held also
+    // keeps its key and its last clock.
+    let forgetting = StreamOptions::default()
+        .event_time("ts")
+        .key_ttl(std::time::Duration::from_secs(3600));
+    let per_key = memory_per_key(keys, forgetting);
+    println!("memory: the same with key_ttl = '1h': {per_key:.0} bytes per key");
 }

@@ -40,14 +40,15 @@ impl StreamOptions {
         self
     }
 
-    /// Forgets keys that go idle (`key_ttl = '1h'` in SQL): once the
-    /// stream's event time (the newest a row brought) has moved more than
-    /// `ttl` past a key's last row, every query over the stream may drop
-    /// that key's windows and running totals, and does so within a few
-    /// batches. If the key comes back, its windows start empty, as a new
-    /// key's do. Keeps the memory of a stream whose keys come and go
-    /// bounded; without it a key's state lives as long as its query. Needs
-    /// an event-time column. Zero is taken as one millisecond.
+    /// Forgets keys that go idle (`key_ttl = '1h'` in SQL). The stream's
+    /// clock at a row is the newest event time of its rows so far, that
+    /// row's included. A row whose key's previous row came more than `ttl`
+    /// earlier by that clock starts its key afresh in every query over the
+    /// stream: its windows, running totals, `lag` and `row_number` begin
+    /// again, as a new key's do. Keys idle that long are also freed, a few
+    /// key ids per row, which changes no result: memory follows the keys
+    /// active within the TTL, however many come and go. Needs an event-time
+    /// column. Zero is taken as one millisecond.
     pub fn key_ttl(mut self, ttl: std::time::Duration) -> Self {
         let ms = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
         self.key_ttl_ms = Some(ms.max(1));

@@ -360,9 +360,10 @@ impl CompiledQuery {
         })
     }
 
-    /// This query, forgetting keys idle for more than `ttl_ms` of the
-    /// stream's event time (see `StreamOptions::key_ttl`), in every stage.
-    /// The global window of a query without keys is never forgotten.
+    /// This query, restarting and forgetting keys idle for more than
+    /// `ttl_ms` of the stream's clock (see [`KeyExpiry`] and
+    /// `StreamOptions::key_ttl`), in every stage. The global window of a
+    /// query without keys is not a key: it never restarts.
     pub fn forgetting_idle_keys(mut self, ttl_ms: i64) -> Self {
         self.input = self
             .input
