@@ -163,25 +163,22 @@ impl<T: Copy> DabaLiteShape<T> {
     pub fn drain(&mut self, mut drop_value: impl FnMut(*mut T)) {
         drop_value(self.extra_ptr(AGG_RA));
         drop_value(self.extra_ptr(AGG_B));
-        while !self.deque.is_empty() {
-            let front = self.deque.cursor_front();
-            drop_value(self.slot(&front));
-            self.deque.drop_front();
-        }
-        self.p = Pointers::at_end(&self.deque);
+        self.drop_slots(drop_value);
     }
 
     /// Empties the window for reuse, as if it were new and initialized:
     /// `drop_slot` gets every slot's value, oldest first, and `reset_extra`
     /// each of the two extra aggregates, which it must set to the identity.
     /// O(n) for n values, each dropped once, as evictions would.
-    pub fn clear(
-        &mut self,
-        mut drop_slot: impl FnMut(*mut T),
-        mut reset_extra: impl FnMut(*mut T),
-    ) {
+    pub fn clear(&mut self, drop_slot: impl FnMut(*mut T), mut reset_extra: impl FnMut(*mut T)) {
         reset_extra(self.extra_ptr(AGG_RA));
         reset_extra(self.extra_ptr(AGG_B));
+        self.drop_slots(drop_slot);
+    }
+
+    /// Hands every slot's value to `drop_slot`, oldest first, and empties
+    /// the window.
+    fn drop_slots(&mut self, mut drop_slot: impl FnMut(*mut T)) {
         while !self.deque.is_empty() {
             let front = self.deque.cursor_front();
             drop_slot(self.slot(&front));
