@@ -31,6 +31,16 @@ const GROUP_MIN_ROWS: usize = 256;
 /// few keys' windows stay in cache whatever the order.
 const GROUP_MIN_KEYS: usize = 16;
 
+/// The per-row outputs of the frame pass that [`FrameState::advance`]
+/// fills (see [`FramePass`]).
+struct FrameOut<'a> {
+    evictions: &'a mut Vec<u32>,
+    lengths: &'a mut Vec<u64>,
+    count_rows: bool,
+    late: &'a mut Vec<bool>,
+    late_count: &'a mut usize,
+}
+
 /// Per-row outcome of the frame pass, in the order in which the group's
 /// windows visit the batch's rows (see [`FramePass::batch_row`]).
 ///
@@ -325,8 +335,41 @@ impl FrameState {
             late_count,
             ..
         } = out;
-        let restarts_at =
-            |i: usize| restarts.is_some_and(|r| r[order.get(i).map_or(i, |&row| row as usize)]);
+        let out = FrameOut {
+            evictions,
+            lengths,
+            count_rows: *count_rows,
+            late,
+            late_count,
+        };
+        // Two copies of the loops: without `key_ttl` they test nothing more
+        // per row than before it.
+        match restarts {
+            None => self.visit(visit_keys, order, times, out, |_| false),
+            Some(restarts) => self.visit(visit_keys, order, times, out, |i| {
+                restarts[order.get(i).map_or(i, |&row| row as usize)]
+            }),
+        }
+    }
+
+    /// The per-row loop of [`FrameState::advance`] over the rows in
+    /// visiting order (`order`, when grouped), `restarts_at(i)` telling
+    /// whether the `i`-th row visited restarts its key.
+    fn visit(
+        &mut self,
+        visit_keys: &[u32],
+        order: &[u32],
+        times: Option<&[Option<i64>]>,
+        out: FrameOut<'_>,
+        restarts_at: impl Fn(usize) -> bool,
+    ) {
+        let FrameOut {
+            evictions,
+            lengths,
+            count_rows,
+            late,
+            late_count,
+        } = out;
         match self {
             FrameState::Rows { preceding, held } => {
                 let cap = preceding.saturating_add(1);
@@ -342,7 +385,7 @@ impl FrameState {
                     } else {
                         evictions.push(1);
                     }
-                    if *count_rows {
+                    if count_rows {
                         lengths.push(*h);
                     }
                 }
@@ -377,14 +420,14 @@ impl FrameState {
                                 evicted += 1;
                             }
                             evictions.push(evicted);
-                            if *count_rows {
+                            if count_rows {
                                 lengths.push(deque.len() as u64);
                             }
                             late.push(false);
                         }
                         _ => {
                             evictions.push(0);
-                            if *count_rows {
+                            if count_rows {
                                 lengths.push(0);
                             }
                             late.push(true);
@@ -403,7 +446,7 @@ impl FrameState {
                         *h += 1;
                         evictions.push(0);
                     }
-                    if *count_rows {
+                    if count_rows {
                         lengths.push(*h);
                     }
                 }

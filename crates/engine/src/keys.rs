@@ -132,7 +132,10 @@ enum Remembered {
 }
 
 /// The next id for a new key: a forgotten one first. `remembered` records
-/// the key under it.
+/// the key under it. Out of line: the per-row loops stay small for the
+/// rows whose key is known, nearly all of them.
+#[cold]
+#[inline(never)]
 fn fresh(
     count: &mut u32,
     free: &mut Vec<u32>,
