@@ -152,11 +152,15 @@ impl Session {
         for q in &stats.queries {
             let key = format!("query {}", q.id);
             out.push_str(&format!(
-                "{key} on {}: {} rows out ({:.0} rows/s), keys {:?}, {} late, {} failed results{}\n",
+                "{key} on {}: {} rows out ({:.0} rows/s), keys {:?}{}, {} late, {} failed results{}\n",
                 q.stream,
                 q.rows_out,
                 rate(&key, q.rows_out),
                 q.keys,
+                match q.forgotten_keys {
+                    0 => String::new(),
+                    n => format!(" ({n} forgotten)"),
+                },
                 q.late_rows,
                 q.failed_results,
                 q.last_error.as_ref().map(|e| format!(" (last: {e})")).unwrap_or_default()
