@@ -1191,6 +1191,41 @@ fn integer_overflow_yields_null_counted_in_stats() {
 }
 
 #[test]
+fn integer_overflow_and_timestamps_past_the_calendar_are_null_not_wrong() {
+    let engine = Engine::new();
+    engine
+        .execute("CREATE STREAM n (x BIGINT NOT NULL)")
+        .unwrap();
+    // Wrapping would give 2 × 9e18 = -446744073709551616 and a TIMESTAMP
+    // that prints as an error message.
+    let q = engine
+        .query(
+            "SELECT x * 9000000000000000000 AS m, x + 9223372036854775806 AS p, \
+             -9223372036854775807 - x AS d, CAST(x * 4000000000000000000 AS TIMESTAMP) AS t, \
+             x * 0.5e308 * 4 AS f FROM n",
+        )
+        .unwrap();
+    engine
+        .execute("INSERT INTO n VALUES (0), (1), (2)")
+        .unwrap();
+    let out = q.recv().unwrap();
+    assert_eq!(
+        ints(&out, "m"),
+        vec![Some(0), Some(9_000_000_000_000_000_000), None]
+    );
+    assert_eq!(
+        ints(&out, "p"),
+        vec![Some(i64::MAX - 1), Some(i64::MAX), None]
+    );
+    assert_eq!(ints(&out, "d"), vec![Some(-i64::MAX), Some(i64::MIN), None]);
+    assert_eq!(null_count(&out, "t"), 2);
+    // Doubles overflow to infinity, as IEEE arithmetic does.
+    assert_eq!(floats(&out, "f")[2], Some(f64::INFINITY));
+    let stats = q.stats();
+    assert_eq!(stats.failed_results, 5, "{stats:?}");
+}
+
+#[test]
 fn a_row_whose_expression_fails_gets_null_and_the_batch_goes_on() {
     let engine = Engine::new();
     let schema = Arc::new(Schema::new(vec![

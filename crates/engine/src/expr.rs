@@ -12,12 +12,20 @@
 
 use std::sync::Arc;
 
+use arrow_array::cast::AsArray;
+use arrow_array::temporal_conversions::as_datetime;
+use arrow_array::types::{
+    ArrowTimestampType, TimestampMicrosecondType, TimestampMillisecondType, TimestampSecondType,
+};
 use arrow_array::{Array, ArrayRef, RecordBatch, new_null_array};
-use arrow_schema::DataType;
+use arrow_schema::{DataType, TimeUnit};
 use datafusion_common::DFSchema;
+use datafusion_common::tree_node::{Transformed, TreeNode};
 use datafusion_expr::Expr;
+use datafusion_expr::Operator;
 use datafusion_expr::execution_props::ExecutionProps;
 use datafusion_expr::physical_planning_context::PhysicalPlanningContext;
+use datafusion_physical_expr::expressions::BinaryExpr;
 use datafusion_physical_expr::{PhysicalExpr, create_physical_expr};
 
 /// Failing slices of at most this many rows are evaluated row by row
@@ -63,16 +71,43 @@ impl RowFailures {
     }
 }
 
+/// `e` as a physical expression over rows of `schema`, its integer `+`,
+/// `-` and `*` checked: DataFusion's wrap around on overflow by default,
+/// which would give a wrong number where SQL engines (PostgreSQL, DuckDB)
+/// fail, and sliq gives NULL for that row (see the module docs).
+pub(crate) fn physical_expr(e: &Expr, schema: &DFSchema) -> Result<Arc<dyn PhysicalExpr>, String> {
+    let physical = create_physical_expr(
+        e,
+        schema,
+        &ExecutionProps::new(),
+        &PhysicalPlanningContext::default(),
+    )
+    .map_err(|err| format!("cannot compile {e}: {err}"))?;
+    physical
+        .transform_up(|node| {
+            Ok(match node.downcast_ref::<BinaryExpr>() {
+                Some(b)
+                    if matches!(
+                        b.op(),
+                        Operator::Plus | Operator::Minus | Operator::Multiply
+                    ) =>
+                {
+                    let checked =
+                        BinaryExpr::new(Arc::clone(b.left()), *b.op(), Arc::clone(b.right()))
+                            .with_fail_on_overflow(true);
+                    Transformed::yes(Arc::new(checked) as Arc<dyn PhysicalExpr>)
+                }
+                _ => Transformed::no(node),
+            })
+        })
+        .map(|t| t.data)
+        .map_err(|err| format!("cannot compile {e}: {err}"))
+}
+
 impl CompiledExpr {
     /// Compiles `e` over rows of `schema`.
     pub(crate) fn new(e: &Expr, schema: &DFSchema) -> Result<Self, String> {
-        let physical = create_physical_expr(
-            e,
-            schema,
-            &ExecutionProps::new(),
-            &PhysicalPlanningContext::default(),
-        )
-        .map_err(|err| format!("cannot compile {e}: {err}"))?;
+        let physical = physical_expr(e, schema)?;
         let data_type = physical
             .data_type(schema.as_arrow())
             .map_err(|err| format!("cannot type {e}: {err}"))?;
@@ -90,10 +125,19 @@ impl CompiledExpr {
 
     /// Its value for every row of `batch`, or the first error.
     pub(crate) fn evaluate(&self, batch: &RecordBatch) -> Result<ArrayRef, String> {
-        self.physical
+        let array = self
+            .physical
             .evaluate(batch)
             .and_then(|v| v.into_array(batch.num_rows()))
-            .map_err(|err| format!("evaluating {}: {err}", self.text))
+            .map_err(|err| format!("evaluating {}: {err}", self.text))?;
+        if let Some(v) = timestamp_out_of_range(&array) {
+            return Err(format!(
+                "evaluating {}: {v} is out of range for {} (years -262143 to 262142)",
+                self.text,
+                array.data_type()
+            ));
+        }
+        Ok(array)
     }
 
     /// Its value for every row of `batch`, NULL for the rows where it fails
@@ -154,6 +198,33 @@ impl CompiledExpr {
                 Err(message) => self.bisect(&slice, offset + start, message, parts, failures),
             }
         }
+    }
+}
+
+/// A value of a TIMESTAMP array that names no date and time (a CAST of a
+/// large integer, say), if any. Arrow keeps such values but cannot show
+/// them; SQL engines refuse them (DuckDB, PostgreSQL). Only the least and
+/// the greatest value need converting.
+fn timestamp_out_of_range(array: &ArrayRef) -> Option<i64> {
+    fn check<T: ArrowTimestampType>(array: &ArrayRef) -> Option<i64> {
+        let values = array.as_primitive::<T>();
+        let (least, greatest) = values
+            .iter()
+            .flatten()
+            .fold((i64::MAX, i64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        if least > greatest {
+            return None;
+        }
+        [least, greatest]
+            .into_iter()
+            .find(|&v| as_datetime::<T>(v).is_none())
+    }
+    match array.data_type() {
+        DataType::Timestamp(TimeUnit::Second, _) => check::<TimestampSecondType>(array),
+        DataType::Timestamp(TimeUnit::Millisecond, _) => check::<TimestampMillisecondType>(array),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => check::<TimestampMicrosecondType>(array),
+        // Any i64 of nanoseconds is within chrono's years.
+        _ => None,
     }
 }
 

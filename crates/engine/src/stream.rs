@@ -9,11 +9,10 @@ use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::{Schema, SchemaRef};
 use crossbeam_channel::Sender;
 use datafusion_common::DFSchema;
-use datafusion_expr::execution_props::ExecutionProps;
-use datafusion_expr::physical_planning_context::PhysicalPlanningContext;
 use parking_lot::{Mutex, RwLock};
 
 use crate::error::EngineError;
+use crate::expr::physical_expr;
 use crate::options::{OnLate, StreamOptions};
 use crate::query::{CompiledQuery, event_time_millis};
 use crate::stats::{QueryStats, StreamInfo, StreamStats};
@@ -121,13 +120,8 @@ pub(crate) fn literal_batch(
     let mut columns: Vec<Vec<ArrayRef>> = vec![Vec::new(); schema.fields().len()];
     for row in rows {
         for (i, e) in row.iter().enumerate() {
-            let physical = datafusion_physical_expr::create_physical_expr(
-                e,
-                &empty,
-                &ExecutionProps::new(),
-                &PhysicalPlanningContext::default(),
-            )
-            .map_err(|err| fail(format!("INSERT value {e}: {err}")))?;
+            let physical =
+                physical_expr(e, &empty).map_err(|err| fail(format!("INSERT value {e}: {err}")))?;
             let value = physical
                 .evaluate(&one_row)
                 .and_then(|v| v.into_array(1))
