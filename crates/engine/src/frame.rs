@@ -326,21 +326,13 @@ impl FrameState {
             true => out.order.values(),
             false => &[],
         };
-        let FramePass {
-            keys: visit_keys,
-            evictions,
-            lengths,
-            count_rows,
-            late,
-            late_count,
-            ..
-        } = out;
+        let visit_keys = &out.keys;
         let out = FrameOut {
-            evictions,
-            lengths,
-            count_rows: *count_rows,
-            late,
-            late_count,
+            evictions: &mut out.evictions,
+            lengths: &mut out.lengths,
+            count_rows: out.count_rows,
+            late: &mut out.late,
+            late_count: &mut out.late_count,
         };
         // Two copies of the loops: without `key_ttl` they test nothing more
         // per row than before it.
