@@ -1568,6 +1568,48 @@ fn scalar_functions_work_in_items_arguments_and_filters() {
 }
 
 #[test]
+fn null_safe_comparison_bitwise_and_regex_operators() {
+    let out = run(
+        "SELECT CAST(v IS DISTINCT FROM 3 AS BIGINT) AS d, CAST(v IS NOT DISTINCT FROM 3 AS BIGINT) AS nd, \
+                CAST((v > 4) IS UNKNOWN AS BIGINT) AS u, \
+                ts & 1023 AS band, ts | 1 AS bor, ts << 1 AS shl, ts >> 10 AS shr, \
+                CAST(key ~ '^a' AS BIGINT) AS m, CAST(key ~* '^A' AS BIGINT) AS mi, \
+                CAST(key !~ 'a' AS BIGINT) AS nm, CAST(key !~* 'A' AS BIGINT) AS nmi, \
+                sum(CAST(v IS DISTINCT FROM 3 AS BIGINT)) OVER (ROWS 9 PRECEDING) AS seen \
+         FROM s GROUP BY key",
+    );
+    let n = |xs: &[i64]| xs.iter().map(|&x| Some(x)).collect::<Vec<_>>();
+    assert_eq!(ints(&out, "d"), n(&[1, 1, 0, 1, 1, 1]));
+    assert_eq!(ints(&out, "nd"), n(&[0, 0, 1, 0, 0, 0]));
+    assert_eq!(ints(&out, "u"), n(&[0, 0, 0, 0, 0, 0]));
+    assert_eq!(ints(&out, "band"), n(&[1000, 976, 952, 928, 664, 640]));
+    assert_eq!(
+        ints(&out, "bor"),
+        n(&[1001, 2001, 3001, 4001, 15001, 16001])
+    );
+    assert_eq!(
+        ints(&out, "shl"),
+        n(&[2000, 4000, 6000, 8000, 30000, 32000])
+    );
+    assert_eq!(ints(&out, "shr"), n(&[0, 1, 2, 3, 14, 15]));
+    let a_rows = n(&[1, 0, 1, 1, 1, 0]);
+    let b_rows = n(&[0, 1, 0, 0, 0, 1]);
+    assert_eq!(ints(&out, "m"), a_rows);
+    assert_eq!(ints(&out, "mi"), a_rows);
+    assert_eq!(ints(&out, "nm"), b_rows);
+    assert_eq!(ints(&out, "nmi"), b_rows);
+    // Per key, the rows whose v is not 3: a 1, 1, 2, 3; b 1, 2.
+    assert_eq!(ints(&out, "seen"), n(&[1, 1, 1, 2, 3, 2]));
+    // `^` is a power in PostgreSQL and DuckDB, XOR in MySQL: refused.
+    let (engine, _s) = engine_with_s();
+    let err = engine.query("SELECT v ^ 2 FROM s").unwrap_err().to_string();
+    assert!(
+        err.starts_with("not supported in continuous queries: the operator ^"),
+        "{err}"
+    );
+}
+
+#[test]
 fn functions_that_only_run_rewritten_are_rewritten() {
     // coalesce and nvl2 become CASE, arrow_cast a CAST, as DataFusion's
     // optimizer would rewrite them; called as they are, they fail.

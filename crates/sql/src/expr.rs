@@ -165,6 +165,17 @@ impl<'a> ExprConverter<'a> {
             A::IsFalse(x) => Expr::IsFalse(boxed(self.convert(x, hook)?)),
             A::IsNotTrue(x) => Expr::IsNotTrue(boxed(self.convert(x, hook)?)),
             A::IsNotFalse(x) => Expr::IsNotFalse(boxed(self.convert(x, hook)?)),
+            A::IsUnknown(x) => Expr::IsUnknown(boxed(self.convert(x, hook)?)),
+            A::IsNotUnknown(x) => Expr::IsNotUnknown(boxed(self.convert(x, hook)?)),
+            A::IsDistinctFrom(a, b) | A::IsNotDistinctFrom(a, b) => {
+                let l = self.convert(a, hook)?;
+                let r = self.convert(b, hook)?;
+                let op = match e {
+                    A::IsDistinctFrom(..) => Operator::IsDistinctFrom,
+                    _ => Operator::IsNotDistinctFrom,
+                };
+                self.binary(l, op, r)?
+            }
             A::Between {
                 expr,
                 negated,
@@ -588,6 +599,22 @@ fn binary_operator(op: &BinaryOperator) -> Result<Operator, SqlError> {
         BinaryOperator::And => Operator::And,
         BinaryOperator::Or => Operator::Or,
         BinaryOperator::StringConcat => Operator::StringConcat,
+        BinaryOperator::BitwiseAnd => Operator::BitwiseAnd,
+        BinaryOperator::BitwiseOr => Operator::BitwiseOr,
+        BinaryOperator::PGBitwiseXor => Operator::BitwiseXor,
+        // `^` is a power in PostgreSQL and DuckDB and XOR in MySQL.
+        BinaryOperator::BitwiseXor => {
+            return Err(SqlError::unsupported(
+                "the operator ^, a power in some SQL dialects and XOR in others \
+                 (write power(a, b))",
+            ));
+        }
+        BinaryOperator::PGBitwiseShiftLeft => Operator::BitwiseShiftLeft,
+        BinaryOperator::PGBitwiseShiftRight => Operator::BitwiseShiftRight,
+        BinaryOperator::PGRegexMatch => Operator::RegexMatch,
+        BinaryOperator::PGRegexIMatch => Operator::RegexIMatch,
+        BinaryOperator::PGRegexNotMatch => Operator::RegexNotMatch,
+        BinaryOperator::PGRegexNotIMatch => Operator::RegexNotIMatch,
         other => return Err(SqlError::unsupported(format!("the operator {other}"))),
     })
 }

@@ -35,6 +35,10 @@ impl Dialect for SliqDialect {
     fn supports_filter_during_aggregation(&self) -> bool {
         true
     }
+
+    fn supports_bitwise_shift_operators(&self) -> bool {
+        true
+    }
 }
 
 /// How deep expressions may nest (`a OR b OR c` is three deep:
