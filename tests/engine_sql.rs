@@ -1610,6 +1610,55 @@ fn null_safe_comparison_bitwise_and_regex_operators() {
 }
 
 #[test]
+fn functions_sql_writes_with_keywords() {
+    // Keys a, b; v 5, 1, 3, 4, 2, 7.
+    let out = run(
+        "SELECT CEIL(v / 2) AS c, FLOOR(v / 2) AS f, POSITION('b' IN key || 'b') AS p, \
+                SUBSTRING(key || 'xyz' FROM 2 FOR 2) AS sb, SUBSTRING(key || 'xyz' FROM 3) AS s3, \
+                TRIM(BOTH 'x' FROM 'x' || key || 'x') AS t, TRIM(LEADING 'x' FROM 'x' || key) AS l, \
+                TRIM(TRAILING ' ' FROM key || '  ') AS r, \
+                CAST(DATE '2024-01-02' AS VARCHAR) AS d, TIMESTAMP '2024-01-02 03:04:05' AS ts5, \
+                max(CEIL(v / 2)) OVER (ROWS 1 PRECEDING) AS mc \
+         FROM s WHERE POSITION('a' IN key) = 1 OR FLOOR(v) = 7 GROUP BY key",
+    );
+    assert_eq!(floats(&out, "c"), some(&[3.0, 2.0, 2.0, 1.0, 4.0]));
+    assert_eq!(floats(&out, "f"), some(&[2.0, 1.0, 2.0, 1.0, 3.0]));
+    assert_eq!(
+        ints(&out, "p"),
+        vec![Some(2), Some(2), Some(2), Some(2), Some(1)]
+    );
+    let text = |name: &str| {
+        strings(&out, name)
+            .into_iter()
+            .map(Option::unwrap_or_default)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(text("sb"), ["xy", "xy", "xy", "xy", "xy"]);
+    assert_eq!(text("s3"), ["yz", "yz", "yz", "yz", "yz"]);
+    assert_eq!(text("t"), ["a", "a", "a", "a", "b"]);
+    assert_eq!(text("l"), ["a", "a", "a", "a", "b"]);
+    assert_eq!(text("r"), ["a", "a", "a", "a", "b"]);
+    assert_eq!(text("d")[0], "2024-01-02");
+    assert_eq!(
+        ints(&out, "mc"),
+        vec![Some(3), Some(3), Some(2), Some(2), Some(4)]
+    );
+    let (engine, _s) = engine_with_s();
+    for (sql, what) in [
+        ("SELECT CEIL(v TO DAY) FROM s", "CEIL(v TO DAY)"),
+        ("SELECT key SIMILAR TO 'a%' FROM s", "SIMILAR TO"),
+        (
+            "SELECT DATE 'soon' FROM s",
+            "the constant 'soon' cannot be read as Date32",
+        ),
+    ] {
+        let err = engine.query(sql).unwrap_err().to_string();
+        assert!(err.contains(what), "{sql}: {err}");
+        assert!(err.contains("at line 1, column "), "{sql}: {err}");
+    }
+}
+
+#[test]
 fn functions_that_only_run_rewritten_are_rewritten() {
     // coalesce and nvl2 become CASE, arrow_cast a CAST, as DataFusion's
     // optimizer would rewrite them; called as they are, they fail.

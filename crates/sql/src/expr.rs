@@ -307,6 +307,87 @@ impl<'a> ExprConverter<'a> {
                 let value = self.convert(expr, hook)?;
                 self.apply_udf("extract", udf, vec![part, value], location_of(e))?
             }
+            A::Ceil { expr, field } | A::Floor { expr, field } => {
+                let name = match e {
+                    A::Ceil { .. } => "ceil",
+                    _ => "floor",
+                };
+                if !matches!(
+                    field,
+                    ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime)
+                ) {
+                    return Err(SqlError::unsupported(format!(
+                        "{e} (write {name}(x), round(x, n) or date_trunc)"
+                    ))
+                    .or_at(location_of(e)));
+                }
+                let x = self.convert(expr, hook)?;
+                self.call(name, vec![x], location_of(e))?
+            }
+            A::Position { expr, r#in } => {
+                // POSITION(x IN s) is strpos(s, x).
+                let needle = self.convert(expr, hook)?;
+                let haystack = self.convert(r#in, hook)?;
+                self.call("strpos", vec![haystack, needle], location_of(e))?
+            }
+            A::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.convert(expr, hook)?];
+                args.push(match substring_from {
+                    Some(from) => self.convert(from, hook)?,
+                    None => Expr::Literal(ScalarValue::Int64(Some(1)), None),
+                });
+                if let Some(length) = substring_for {
+                    args.push(self.convert(length, hook)?);
+                }
+                self.call("substr", args, location_of(e))?
+            }
+            A::Trim {
+                trim_where,
+                trim_what,
+                expr,
+                trim_characters,
+            } => {
+                let name = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => "ltrim",
+                    Some(ast::TrimWhereField::Trailing) => "rtrim",
+                    Some(ast::TrimWhereField::Both) | None => "btrim",
+                };
+                let mut args = vec![self.convert(expr, hook)?];
+                let what = match (trim_what, trim_characters.as_deref()) {
+                    (Some(what), _) => Some(what.as_ref()),
+                    (None, Some([what])) => Some(what),
+                    (None, Some(_)) => {
+                        return Err(SqlError::unsupported(format!(
+                            "{e} (trim one string of characters)"
+                        )));
+                    }
+                    (None, None) => None,
+                };
+                if let Some(what) = what {
+                    args.push(self.convert(what, hook)?);
+                }
+                self.call(name, args, location_of(e))?
+            }
+            A::TypedString(typed) => {
+                // DATE '2024-01-01' is CAST('2024-01-01' AS DATE).
+                let text = Expr::Literal(literal(&typed.value.value)?, None);
+                let target = arrow_type(&typed.data_type)?;
+                cast_constant(Expr::Cast(Cast::new(boxed(text), target)))
+                    .map_err(|err| err.or_at(location_of(e)))?
+            }
+            A::SimilarTo { .. } => {
+                // DataFusion runs SIMILAR TO as a POSIX regex, without
+                // SQL's `%` and `_` or its whole-string match.
+                return Err(SqlError::unsupported(
+                    "SIMILAR TO (write LIKE, or a regular expression with ~)",
+                )
+                .or_at(location_of(e)));
+            }
             A::Function(f) if is_clock_function(f) => {
                 return Err(SqlError::unsupported(format!(
                     "{}: a continuous query has no single 'now' (use the stream's event time)",
@@ -385,6 +466,19 @@ impl<'a> ExprConverter<'a> {
             }
         }
         self.apply_udf(&name, udf, args, location_of(&f.name))
+    }
+
+    /// The built-in scalar function `name` applied to `args`, for the
+    /// expressions SQL writes with keywords (`POSITION(x IN s)`, `CEIL(x)`).
+    fn call(
+        &self,
+        name: &str,
+        args: Vec<Expr>,
+        location: Option<Location>,
+    ) -> Result<Expr, SqlError> {
+        let udf = scalar_function(name)
+            .ok_or_else(|| SqlError::unsupported(format!("the function {name}")).or_at(location))?;
+        self.apply_udf(name, udf, args, location)
     }
 
     /// `udf(args)`, with the arguments coerced to its signature; errors
