@@ -1643,6 +1643,25 @@ fn functions_sql_writes_with_keywords() {
         ints(&out, "mc"),
         vec![Some(3), Some(3), Some(2), Some(2), Some(4)]
     );
+    let out = run(
+        "SELECT regexp_replace(key, '[ab]', 'k') AS rr, CAST(regexp_like(key, '^a') AS BIGINT) AS rl, \
+                regexp_count(key || key, 'a') AS rc FROM s",
+    );
+    let text = |name: &str| {
+        strings(&out, name)
+            .into_iter()
+            .map(Option::unwrap_or_default)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(text("rr"), ["k", "k", "k", "k", "k", "k"]);
+    assert_eq!(
+        ints(&out, "rc"),
+        vec![Some(2), Some(0), Some(2), Some(2), Some(2), Some(0)]
+    );
+    assert_eq!(
+        ints(&out, "rl"),
+        vec![Some(1), Some(0), Some(1), Some(1), Some(1), Some(0)]
+    );
     let (engine, _s) = engine_with_s();
     for (sql, what) in [
         ("SELECT CEIL(v TO DAY) FROM s", "CEIL(v TO DAY)"),
