@@ -1678,6 +1678,44 @@ fn functions_sql_writes_with_keywords() {
 }
 
 #[test]
+fn a_cast_to_decimal_keeps_its_scale() {
+    let (engine, s) = engine_with_s();
+    let q = engine
+        .query(
+            "SELECT CAST(v / 3 AS DECIMAL(10, 2)) AS cents, v::NUMERIC(5) AS whole, \
+                    CAST(v / 3 AS DECIMAL) AS plain, CAST(v * 100 AS DECIMAL(3, 1)) AS narrow, \
+                    max(CAST(v / 3 AS DECIMAL(10, 1))) OVER (ROWS 1 PRECEDING) AS m FROM s",
+        )
+        .unwrap();
+    s.push(batch(&[
+        (1, Some("a"), Some(5.0)),
+        (2, Some("a"), Some(2.5)),
+    ]))
+    .unwrap();
+    let out = q.recv().unwrap();
+    assert_eq!(
+        out.schema().field(0).data_type(),
+        &DataType::Decimal128(10, 2)
+    );
+    assert_eq!(floats(&out, "cents"), some(&[1.67, 0.83]));
+    assert_eq!(floats(&out, "whole"), some(&[5.0, 3.0]));
+    // DECIMAL without a precision is DOUBLE, as in a stream's columns.
+    assert_eq!(floats(&out, "plain"), some(&[5.0 / 3.0, 2.5 / 3.0]));
+    // 500.0 and 250.0 do not fit three digits with one after the point.
+    assert_eq!(null_count(&out, "narrow"), 2);
+    // Aggregates read decimals as DOUBLE.
+    assert_eq!(floats(&out, "m"), some(&[1.7, 1.7]));
+    let err = engine
+        .query("SELECT CAST(v AS DECIMAL(50, 2)) FROM s")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("DECIMAL(50,2): a DECIMAL's precision is 1 to 38"),
+        "{err}"
+    );
+}
+
+#[test]
 fn functions_that_only_run_rewritten_are_rewritten() {
     // coalesce and nvl2 become CASE, arrow_cast a CAST, as DataFusion's
     // optimizer would rewrite them; called as they are, they fail.

@@ -16,7 +16,7 @@ use sqlparser::ast::{self, BinaryOperator, Spanned, UnaryOperator, Value};
 
 use crate::error::{Location, SqlError, SqlErrorKind, closest};
 use crate::parser::DurationError;
-use crate::types::arrow_type;
+use crate::types::{arrow_type, cast_arrow_type};
 
 /// The location of an AST node's start, when sqlparser knows it.
 pub fn location_of(node: &impl Spanned) -> Option<Location> {
@@ -288,7 +288,7 @@ impl<'a> ExprConverter<'a> {
                 ..
             } => {
                 let inner = self.convert(expr, hook)?;
-                let target = arrow_type(data_type)?;
+                let target = cast_arrow_type(data_type).map_err(|err| err.or_at(location_of(e)))?;
                 match kind {
                     ast::CastKind::TryCast | ast::CastKind::SafeCast => {
                         Expr::TryCast(datafusion_expr::expr::TryCast::new(boxed(inner), target))

@@ -35,6 +35,31 @@ pub fn arrow_type(sql: &SqlType) -> Result<DataType, SqlError> {
     })
 }
 
+/// The Arrow type a `CAST` to `sql` produces: [`arrow_type`]'s, except that
+/// a DECIMAL or NUMERIC with a precision keeps it (and its scale, 0 if none)
+/// as `Decimal128`, so that `CAST(v AS DECIMAL(10, 2))` rounds to cents as
+/// SQL engines do. Aggregates read decimals as DOUBLE.
+pub fn cast_arrow_type(sql: &SqlType) -> Result<DataType, SqlError> {
+    use sqlparser::ast::ExactNumberInfo;
+    let (SqlType::Numeric(info) | SqlType::Decimal(info)) = sql else {
+        return arrow_type(sql);
+    };
+    let (precision, scale) = match *info {
+        ExactNumberInfo::None => return arrow_type(sql),
+        ExactNumberInfo::Precision(p) => (p, 0),
+        ExactNumberInfo::PrecisionAndScale(p, s) => (p, s),
+    };
+    let max = u64::from(arrow_schema::DECIMAL128_MAX_PRECISION);
+    match (u8::try_from(precision), i8::try_from(scale)) {
+        (Ok(p), Ok(s)) if (1..=max).contains(&precision) && (0..=i64::from(p)).contains(&scale) => {
+            Ok(DataType::Decimal128(p, s))
+        }
+        _ => Err(SqlError::plan(format!(
+            "{sql}: a DECIMAL's precision is 1 to {max} and its scale 0 to the precision"
+        ))),
+    }
+}
+
 /// The aggregate-facing type of an Arrow type, if aggregates can take it.
 /// Integers that fit widen to `Int64`; `UInt64` (which does not), floats and
 /// decimals become `Float64`; every string type is `Utf8`, every timestamp
