@@ -1670,6 +1670,14 @@ fn functions_sql_writes_with_keywords() {
             "SELECT DATE 'soon' FROM s",
             "the constant 'soon' cannot be read as Date32",
         ),
+        (
+            "SELECT key ~ 'a(' FROM s",
+            "invalid regular expression 'a(': unclosed group",
+        ),
+        (
+            "SELECT regexp_replace(key, '[', 'x') FROM s",
+            "invalid regular expression '[': unclosed character class",
+        ),
     ] {
         let err = engine.query(sql).unwrap_err().to_string();
         assert!(err.contains(what), "{sql}: {err}");

@@ -146,6 +146,15 @@ impl<'a> ExprConverter<'a> {
                 let l = self.convert(left, hook)?;
                 let r = self.convert(right, hook)?;
                 let op = binary_operator(op)?;
+                if matches!(
+                    op,
+                    Operator::RegexMatch
+                        | Operator::RegexIMatch
+                        | Operator::RegexNotMatch
+                        | Operator::RegexNotIMatch
+                ) {
+                    check_regex(&r).map_err(|err| err.or_at(location_of(right.as_ref())))?;
+                }
                 self.binary(l, op, r)?
             }
             A::UnaryOp { op, expr } => {
@@ -465,6 +474,11 @@ impl<'a> ExprConverter<'a> {
                 }
             }
         }
+        if name.starts_with("regexp_")
+            && let Some(pattern) = args.get(1)
+        {
+            check_regex(pattern).map_err(|err| err.or_at(location_of(&f.name)))?;
+        }
         self.apply_udf(&name, udf, args, location_of(&f.name))
     }
 
@@ -671,6 +685,23 @@ fn cast_constant(e: Expr) -> Result<Expr, SqlError> {
             )))
         }
     }
+}
+
+/// A constant regular expression that does not compile is the query's
+/// error; otherwise each row would fail on it (and be NULL).
+fn check_regex(pattern: &Expr) -> Result<(), SqlError> {
+    if let Expr::Literal(ScalarValue::Utf8(Some(p)) | ScalarValue::LargeUtf8(Some(p)), _) = pattern
+        && let Err(e) = regex::Regex::new(p)
+    {
+        let reason = e.to_string();
+        // The regex crate draws the pattern with a caret above its message.
+        let reason = reason.lines().last().unwrap_or_default().trim();
+        let reason = reason.strip_prefix("error: ").unwrap_or(reason);
+        return Err(SqlError::plan(format!(
+            "invalid regular expression '{p}': {reason}"
+        )));
+    }
+    Ok(())
 }
 
 fn arrow_cast_ok(from: &DataType, to: &DataType) -> bool {
