@@ -160,6 +160,28 @@ fn a_restarting_key_has_no_late_rows_even_under_on_late_error() {
 }
 
 #[test]
+fn a_key_seen_only_in_a_refused_push_is_not_held() {
+    let options = with_ttl(Some(Duration::from_secs(1))).on_late(sliq::OnLate::Error);
+    let (engine, s) = engine_with_s_and(options);
+    let sql = "SELECT key, count(*) OVER (RANGE '1h') AS n FROM s GROUP BY key";
+    let q = engine.query(sql).expect("query");
+    s.push(batch(&[(5_000, Some("a"), Some(1.0))]))
+        .expect("first");
+    q.recv().expect("first result");
+    // a at 3 s is late (the clock is only 1 s past its last row): the push
+    // is refused, and c, looked up on the way, has no row.
+    let refused = batch(&[(6_000, Some("c"), Some(1.0)), (3_000, Some("a"), Some(1.0))]);
+    assert!(s.push(refused).is_err());
+    s.push(batch(&[
+        (5_500, Some("b"), Some(1.0)),
+        (5_600, Some("b"), Some(1.0)),
+    ]))
+    .expect("third");
+    q.recv().expect("third result");
+    assert_eq!(q.stats().keys, [2], "a and b");
+}
+
+#[test]
 fn a_ttl_needs_an_event_time_and_a_duration() {
     let engine = sliq::Engine::new();
     let err = engine

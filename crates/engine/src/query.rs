@@ -118,13 +118,16 @@ impl KeyExpiry {
     }
 
     /// Appends to `idle` the live keys among the next `2 × rows` ids that
-    /// have been idle longer than the TTL at `clock`.
+    /// have been idle longer than the TTL at `clock`, or have no row.
     fn sweep(&mut self, key_map: &KeyMap, rows: usize, clock: i64, idle: &mut Vec<u32>) {
         let ids = self.last_active.len().min(key_map.key_count());
         for _ in 0..(2 * rows).min(ids) {
             let id = self.cursor.min(ids - 1);
             self.cursor = if id + 1 < ids { id + 1 } else { 0 };
-            if self.idle(self.last_active[id], clock) && key_map.is_live(id as u32) {
+            // A live key without a row was only looked up (the late-row
+            // check of a push that was then refused): nothing holds it.
+            let last = self.last_active[id];
+            if (last == NO_ROW || self.idle(last, clock)) && key_map.is_live(id as u32) {
                 idle.push(id as u32);
             }
         }
