@@ -1692,7 +1692,8 @@ fn a_cast_to_decimal_keeps_its_scale() {
         .query(
             "SELECT CAST(v / 3 AS DECIMAL(10, 2)) AS cents, v::NUMERIC(5) AS whole, \
                     CAST(v / 3 AS DECIMAL) AS plain, CAST(v * 100 AS DECIMAL(3, 1)) AS narrow, \
-                    max(CAST(v / 3 AS DECIMAL(10, 1))) OVER (ROWS 1 PRECEDING) AS m FROM s",
+                    max(CAST(v / 3 AS DECIMAL(10, 1))) OVER (ROWS 1 PRECEDING) AS m, \
+                    DECIMAL(5, 1) '2.25' AS typed FROM s",
         )
         .unwrap();
     s.push(batch(&[
@@ -1707,6 +1708,11 @@ fn a_cast_to_decimal_keeps_its_scale() {
     );
     assert_eq!(floats(&out, "cents"), some(&[1.67, 0.83]));
     assert_eq!(floats(&out, "whole"), some(&[5.0, 3.0]));
+    // A typed constant is a CAST of its text.
+    assert_eq!(
+        out.schema().field(5).data_type(),
+        &DataType::Decimal128(5, 1)
+    );
     // DECIMAL without a precision is DOUBLE, as in a stream's columns.
     assert_eq!(floats(&out, "plain"), some(&[5.0 / 3.0, 2.5 / 3.0]));
     // 500.0 and 250.0 do not fit three digits with one after the point.

@@ -16,7 +16,7 @@ use sqlparser::ast::{self, BinaryOperator, Spanned, UnaryOperator, Value};
 
 use crate::error::{Location, SqlError, SqlErrorKind, closest};
 use crate::parser::DurationError;
-use crate::types::{arrow_type, cast_arrow_type};
+use crate::types::cast_arrow_type;
 
 /// The location of an AST node's start, when sqlparser knows it.
 pub fn location_of(node: &impl Spanned) -> Option<Location> {
@@ -385,7 +385,8 @@ impl<'a> ExprConverter<'a> {
             A::TypedString(typed) => {
                 // DATE '2024-01-01' is CAST('2024-01-01' AS DATE).
                 let text = Expr::Literal(literal(&typed.value.value)?, None);
-                let target = arrow_type(&typed.data_type)?;
+                let target =
+                    cast_arrow_type(&typed.data_type).map_err(|err| err.or_at(location_of(e)))?;
                 cast_constant(Expr::Cast(Cast::new(boxed(text), target)))
                     .map_err(|err| err.or_at(location_of(e)))?
             }
