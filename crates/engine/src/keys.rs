@@ -103,7 +103,7 @@ fn pack_short(text: &[u8], start: usize, end: usize) -> Option<u128> {
 }
 
 /// Maps the key columns of each row to a dense key id (0, 1, 2, … in order
-/// of first appearance). A map that [remembers](KeyMap::remembering) its
+/// of first appearance). A map that [remembers](KeyMap::remember_keys) its
 /// keys can also [forget](KeyMap::forget) one: its id is then given to the
 /// next new key, so that per-key state, kept in vectors indexed by id,
 /// stays as large as the most keys alive at once.
@@ -203,16 +203,9 @@ impl KeyMap {
         })
     }
 
-    /// This map, keeping each key beside its id so that it can
-    /// [forget](KeyMap::forget) keys (24 bytes more per key, and a long
-    /// string key's copy).
-    pub fn remembering(mut self) -> Self {
-        self.remember_keys();
-        self
-    }
-
     /// Keeps each key beside its id from now on, so that the map can
-    /// [forget](KeyMap::forget) keys; call it before the first key comes.
+    /// [forget](KeyMap::forget) keys (24 bytes more per key, and a long
+    /// string key's copy); call it before the first key comes.
     pub fn remember_keys(&mut self) {
         debug_assert_eq!(self.count, 0, "keys seen before remembering began");
         self.remembered = Some(Vec::new());
@@ -390,6 +383,13 @@ mod tests {
             .collect()
     }
 
+    /// A map for keys of `types` that can forget them.
+    fn remembering(types: &[DataType]) -> KeyMap {
+        let mut map = KeyMap::new(types).expect("key types");
+        map.remember_keys();
+        map
+    }
+
     /// A model's live keys, by whatever key type.
     trait LiveIds {
         /// Removes the `index`-th live key (in id order), returning its id.
@@ -423,7 +423,7 @@ mod tests {
         map.assign(&[column], 2, &mut ids).expect("assign");
         assert!(!map.forget(0));
         assert_eq!(map.live_keys(), 2);
-        let mut global = KeyMap::new(&[]).expect("no keys").remembering();
+        let mut global = remembering(&[]);
         assert!(!global.forget(0));
         assert!(global.is_live(0));
     }
@@ -487,9 +487,9 @@ mod tests {
                 1..8,
             ),
         ) {
-            let mut strings = KeyMap::new(&[DataType::Utf8]).expect("string keys").remembering();
-            let mut ints = KeyMap::new(&[DataType::Int64]).expect("int keys").remembering();
-            let mut pairs = KeyMap::new(&[DataType::Int64, DataType::Utf8]).expect("pairs").remembering();
+            let mut strings = remembering(&[DataType::Utf8]);
+            let mut ints = remembering(&[DataType::Int64]);
+            let mut pairs = remembering(&[DataType::Int64, DataType::Utf8]);
             let (mut live_strings, mut live_ints, mut live_pairs) =
                 (StdHashMap::new(), StdHashMap::new(), StdHashMap::new());
             let mut ids = Vec::new();
