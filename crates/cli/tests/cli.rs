@@ -22,11 +22,17 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// A scratch file with `content`, unique per test.
-fn scratch(name: &str, content: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sliq-cli-test-{}", std::process::id()));
+/// This test binary's scratch directory, under cargo's target directory:
+/// each run overwrites the last one's files instead of leaving new ones.
+fn scratch_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+    dir
+}
+
+/// A scratch file with `content`; `name` is unique per test.
+fn scratch(name: &str, content: &[u8]) -> PathBuf {
+    let path = scratch_dir().join(name);
     std::fs::write(&path, content).unwrap();
     path
 }
@@ -889,7 +895,7 @@ fn running_script(
 fn piped_repl(args: &[&str], input: &[u8]) -> Output {
     let mut child = sliq()
         .args(args)
-        .env("HOME", std::env::temp_dir()) // the REPL's history goes there
+        .env("HOME", scratch_dir()) // the REPL's history goes there
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1249,8 +1255,7 @@ fn debs_replays_report_skipped_lines_and_dropped_events() {
 
 #[test]
 fn debs_generate_writes_a_deterministic_file_the_debs_source_reads() {
-    let dir = std::env::temp_dir().join(format!("sliq-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir();
     let (a, b) = (dir.join("gen-a.txt"), dir.join("gen-b.txt"));
     for path in [&a, &b] {
         let out = run(&[
@@ -1338,8 +1343,7 @@ fn query_file(name: &str, data: &std::path::Path) -> String {
 
 #[test]
 fn debs_queries_find_valve_delays_and_power_alarms_in_generated_data() {
-    let dir = std::env::temp_dir().join(format!("sliq-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir();
     let data = dir.join("q-data.txt");
     let out = run(&[
         "debs",

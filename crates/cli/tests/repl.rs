@@ -6,8 +6,8 @@ use rexpect::session::spawn_command;
 #[test]
 fn repl_runs_the_demo_query_and_reads_a_result() {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sliq"));
-    // A history file of its own, so the test leaves nothing behind.
-    let home = std::env::temp_dir().join(format!("sliq-repl-test-{}", std::process::id()));
+    // A history file of its own, under cargo's target directory.
+    let home = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("repl");
     std::fs::create_dir_all(&home).unwrap();
     cmd.env("HOME", &home);
     let mut p = spawn_command(cmd, Some(30_000)).expect("sliq starts in a pty");

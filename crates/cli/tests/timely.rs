@@ -10,8 +10,10 @@ fn sliq() -> Command {
     Command::new(env!("CARGO_BIN_EXE_sliq"))
 }
 
+/// This test binary's scratch directory, under cargo's target directory:
+/// each run overwrites the last one's files instead of leaving new ones.
 fn scratch_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sliq-timely-test-{}", std::process::id()));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("timely");
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
