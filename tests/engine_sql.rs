@@ -5,6 +5,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use arrow_array::cast::AsArray;
 use arrow_array::{Array, Float64Array, Int64Array, RecordBatch, StringArray, StructArray};
 use arrow_schema::{DataType, Field, Schema};
 use common::{
@@ -1717,7 +1718,11 @@ fn a_cast_to_decimal_keeps_its_scale() {
     assert_eq!(floats(&out, "plain"), some(&[5.0 / 3.0, 2.5 / 3.0]));
     // 500.0 and 250.0 do not fit three digits with one after the point.
     assert_eq!(null_count(&out, "narrow"), 2);
-    // Aggregates read decimals as DOUBLE.
+    // min and max keep the argument's decimal type.
+    assert_eq!(
+        out.schema().field(4).data_type(),
+        &DataType::Decimal128(10, 1)
+    );
     assert_eq!(floats(&out, "m"), some(&[1.7, 1.7]));
     let err = engine
         .query("SELECT CAST(v AS DECIMAL(50, 2)) FROM s")
@@ -1727,6 +1732,176 @@ fn a_cast_to_decimal_keeps_its_scale() {
         err.starts_with("DECIMAL(50,2): a DECIMAL's precision is 1 to 38"),
         "{err}"
     );
+}
+
+/// The unscaled values of decimal column `name`.
+fn decimals(batch: &RecordBatch, name: &str) -> Vec<Option<i128>> {
+    let column = batch.column_by_name(name).expect("column");
+    column
+        .as_primitive::<arrow_array::types::Decimal128Type>()
+        .iter()
+        .collect()
+}
+
+#[test]
+fn decimal_columns_aggregate_exactly() {
+    let engine = Engine::new();
+    let created = engine
+        .execute("CREATE STREAM p (k VARCHAR, price DECIMAL(10, 2), big NUMERIC(38))")
+        .unwrap();
+    let Some(Executed::StreamCreated(s)) = created.into_iter().next() else {
+        panic!("no stream")
+    };
+    let q = engine
+        .query(
+            "SELECT price, sum(price) OVER w AS total, avg(price) OVER w AS mean, \
+                    min(price) OVER w AS low, max(price) OVER w AS high, \
+                    last_value(price) OVER w AS last, count(price) OVER w AS n, \
+                    lag(price) OVER (ROWS 1 PRECEDING) AS before, \
+                    sum(big) OVER w AS big_total, sum(price * 3) OVER w AS tripled \
+             FROM p WINDOW w AS (ROWS 2 PRECEDING)",
+        )
+        .unwrap();
+    let cents = |v: &[Option<i128>]| {
+        arrow_array::Decimal128Array::from(v.to_vec())
+            .with_precision_and_scale(10, 2)
+            .unwrap()
+    };
+    let near_limit = 10i128.pow(38) - 1;
+    let b = RecordBatch::try_new(
+        s.schema(),
+        vec![
+            Arc::new(StringArray::from(vec!["a"; 5])),
+            Arc::new(cents(&[Some(110), Some(220), None, Some(330), Some(-1)])),
+            Arc::new(
+                arrow_array::Decimal128Array::from(vec![
+                    Some(near_limit),
+                    Some(1),
+                    Some(-near_limit),
+                    Some(5),
+                    Some(6),
+                ])
+                .with_precision_and_scale(38, 0)
+                .unwrap(),
+            ),
+        ],
+    )
+    .unwrap();
+    s.push(b).unwrap();
+    let out = q.recv().unwrap();
+    let types: Vec<DataType> = [
+        "price",
+        "total",
+        "mean",
+        "low",
+        "last",
+        "before",
+        "big_total",
+    ]
+    .iter()
+    .map(|c| out.schema().field_with_name(c).unwrap().data_type().clone())
+    .collect();
+    assert_eq!(
+        types,
+        [
+            DataType::Decimal128(10, 2),
+            DataType::Decimal128(38, 2),
+            DataType::Float64,
+            DataType::Decimal128(10, 2),
+            DataType::Decimal128(10, 2),
+            // lag reads decimals as doubles (its default is a constant).
+            DataType::Float64,
+            DataType::Decimal128(38, 0),
+        ]
+    );
+    // 1.10 + 2.20 is 3.30, not the 3.3000000000000003 of their doubles.
+    assert_eq!(
+        decimals(&out, "total"),
+        [Some(110), Some(330), Some(330), Some(550), Some(329)]
+    );
+    assert_eq!(floats(&out, "mean"), some(&[1.1, 1.65, 1.65, 2.75, 1.645]));
+    assert_eq!(
+        decimals(&out, "low"),
+        [Some(110), Some(110), Some(110), Some(220), Some(-1)]
+    );
+    assert_eq!(
+        decimals(&out, "high"),
+        [Some(110), Some(220), Some(220), Some(330), Some(330)]
+    );
+    assert_eq!(
+        decimals(&out, "last"),
+        [Some(110), Some(220), None, Some(330), Some(-1)]
+    );
+    assert_eq!(
+        ints(&out, "n"),
+        vec![Some(1), Some(2), Some(2), Some(2), Some(2)]
+    );
+    assert_eq!(floats(&out, "before")[1], Some(1.1));
+    assert_eq!(
+        decimals(&out, "tripled"),
+        [Some(330), Some(990), Some(990), Some(1650), Some(987)]
+    );
+    // 10^38 - 1 plus 1 leaves DECIMAL(38): NULL, counted; the window then
+    // sums back into range.
+    assert_eq!(
+        decimals(&out, "big_total"),
+        [
+            Some(near_limit),
+            None,
+            Some(1),
+            Some(-near_limit + 6),
+            Some(-near_limit + 11)
+        ]
+    );
+    let stats = q.stats();
+    assert_eq!(stats.failed_results, 1, "{stats:?}");
+    assert!(
+        stats
+            .last_error
+            .as_deref()
+            .unwrap_or("")
+            .contains("sum overflowed DECIMAL(38)"),
+        "{stats:?}"
+    );
+}
+
+#[test]
+fn decimals_reach_the_functions_that_read_doubles_and_insert_rounds_to_scale() {
+    let engine = Engine::new();
+    engine
+        .execute("CREATE STREAM p (k VARCHAR, price DECIMAL(10, 2))")
+        .unwrap();
+    let q = engine
+        .query(
+            "SELECT price, var_pop(price) OVER w AS var, approx_median(price) OVER w AS med, \
+                    m4(price) OVER w AS m4, argmax(price, k) OVER w AS arg, \
+                    approx_count_distinct(price) OVER w AS distinct_prices \
+             FROM p WINDOW w AS (ROWS 9 PRECEDING)",
+        )
+        .unwrap();
+    engine
+        .execute("INSERT INTO p VALUES ('a', 1.5), ('b', 2.255), ('c', 1.50)")
+        .unwrap();
+    let out = q.recv().unwrap();
+    // 2.255 rounds half away from zero to the column's two digits.
+    assert_eq!(decimals(&out, "price"), [Some(150), Some(226), Some(150)]);
+    let var = floats(&out, "var")[1].unwrap();
+    assert!((var - 0.1444).abs() < 1e-12, "{var}");
+    // A sketch's answer, within its 1 % accuracy.
+    let med = floats(&out, "med")[0].unwrap();
+    assert!((med - 1.5).abs() < 0.015, "{med}");
+    assert_eq!(
+        strings(&out, "arg"),
+        [Some("a".to_string()), Some("b".into()), Some("b".into())]
+    );
+    assert_eq!(ints(&out, "distinct_prices"), [Some(1), Some(2), Some(2)]);
+    let m4 = out
+        .column_by_name("m4")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<StructArray>()
+        .unwrap();
+    assert_eq!(m4.column(1).data_type(), &DataType::Float64);
 }
 
 #[test]

@@ -29,13 +29,13 @@ pub enum AggregateError {
         /// What is wrong and what is accepted.
         message: String,
     },
-    /// An integer result does not fit its type.
-    #[error("{name} overflowed BIGINT (the exact result is {value})")]
+    /// An exact result does not fit its type.
+    #[error("{name} overflowed {what}")]
     Overflow {
         /// The function's name.
         name: &'static str,
-        /// The exact value that did not fit.
-        value: String,
+        /// The type, and the exact value when it can be shown.
+        what: String,
     },
 }
 

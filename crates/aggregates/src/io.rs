@@ -23,6 +23,8 @@ pub trait Columns {
     fn bool(&self, arg: usize, row: usize) -> Option<bool>;
     /// A `Utf8` argument.
     fn str(&self, arg: usize, row: usize) -> Option<&str>;
+    /// A `Decimal` argument: the unscaled value.
+    fn decimal(&self, arg: usize, row: usize) -> Option<i128>;
 }
 
 /// Receives one aggregate result per window, in the order of the rows.
@@ -37,6 +39,9 @@ pub trait OutputSink {
     fn push_bool(&mut self, v: bool);
     /// A `Utf8` result.
     fn push_str(&mut self, v: &str);
+    /// A `Decimal` result: the unscaled value, which fits the result's
+    /// precision.
+    fn push_decimal(&mut self, v: i128);
     /// A struct result of `fields` fields: when `valid`, exactly `fields`
     /// pushes follow, in the declared field order; when not, the struct is
     /// NULL and no push follows.
@@ -50,7 +55,8 @@ pub trait OutputValue {
 }
 
 /// A SQL scalar type as aggregates hold it: `i64` (also timestamps and
-/// dates), `f64`, `bool` and `Arc<str>` (cheap to clone inside aggregates).
+/// dates), `f64`, `bool`, `Arc<str>` (cheap to clone inside aggregates) and
+/// `i128` (a decimal's unscaled value; its scale is the type's).
 pub trait Scalar: Clone + PartialEq + std::fmt::Debug + Send + Sync + 'static {
     /// Reads argument `arg` at `row`.
     fn read<C: Columns>(columns: &C, arg: usize, row: usize) -> Option<Self>;
@@ -132,6 +138,30 @@ impl Scalar for f64 {
     #[inline(always)]
     fn write<S: OutputSink>(&self, sink: &mut S) {
         sink.push_f64(*self)
+    }
+}
+
+impl Scalar for i128 {
+    #[inline]
+    fn read<C: Columns>(columns: &C, arg: usize, row: usize) -> Option<i128> {
+        columns.decimal(arg, row)
+    }
+    #[inline]
+    fn sql_cmp(&self, other: &i128) -> Ordering {
+        self.cmp(other)
+    }
+    #[inline]
+    fn hash64(&self) -> u64 {
+        hash_bytes(&self.to_le_bytes())
+    }
+    /// Never: a constant's unscaled value depends on the scale, which only
+    /// the type knows. The registry reads decimals as doubles for the
+    /// functions that take a constant of their argument's type.
+    fn from_literal(_literal: &Literal) -> Option<i128> {
+        None
+    }
+    fn write<S: OutputSink>(&self, sink: &mut S) {
+        sink.push_decimal(*self)
     }
 }
 

@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use crate::functions::{
-    ArgExtreme, Avg, Count, Extreme, ExtremeCount, FirstLast, FloatExtreme, Geomean, Lag, M4,
-    RegrSlope, RelVar, Sum, Variance, VarianceKind,
+    ArgExtreme, Avg, Count, DecimalAvg, Extreme, ExtremeCount, FirstLast, FloatExtreme, Geomean,
+    Lag, M4, RegrSlope, RelVar, Sum, Variance, VarianceKind,
 };
 use crate::sketch::{ApproxCountDistinct, ApproxPercentile, BloomContains, CountMin};
 use crate::{Aggregate, AggregateError, ArgType, Literal, OutputType, Scalar, ValueType};
@@ -28,6 +28,9 @@ pub trait AggregateVisitor {
     fn visit<A: Aggregate>(self, aggregate: A) -> Self::Output;
 }
 
+/// The precision of a decimal `sum`: the widest decimal, as in DuckDB.
+const DECIMAL_SUM_PRECISION: u8 = 38;
+
 /// Modifiers written in the call.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CallOptions {
@@ -39,7 +42,10 @@ pub struct CallOptions {
 /// completion. Aliases point at their canonical name.
 pub const FUNCTIONS: &[(&str, &str)] = &[
     ("count", "count(*), count(x any)"),
-    ("sum", "sum(x BIGINT) -> BIGINT, sum(x DOUBLE) -> DOUBLE"),
+    (
+        "sum",
+        "sum(x BIGINT) -> BIGINT, sum(x DOUBLE) -> DOUBLE, sum(x DECIMAL(p, s)) -> DECIMAL(38, s)",
+    ),
     ("avg", "avg(x numeric) -> DOUBLE"),
     ("mean", "mean(x numeric) -> DOUBLE (alias of avg)"),
     ("min", "min(x any) -> same type"),
@@ -75,7 +81,7 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ),
     (
         "lag",
-        "lag(x any [, offset 0.. [, default]]) -> same type (over ROWS offset PRECEDING)",
+        "lag(x any [, offset 0.. [, default]]) -> same type, DECIMAL as DOUBLE (over ROWS offset PRECEDING)",
     ),
     (
         "m4",
@@ -251,6 +257,10 @@ macro_rules! with_scalar {
                 type $t = Arc<str>;
                 $body
             }
+            ValueType::Decimal { .. } => {
+                type $t = i128;
+                $body
+            }
         }
     };
 }
@@ -261,8 +271,10 @@ impl Bound {
             Bound::CountStar | Bound::RowNumber => v.visit(Count { star: true }),
             Bound::Count => v.visit(Count { star: false }),
             Bound::Sum(ValueType::Float64) => v.visit(Sum::<f64>::default()),
+            Bound::Sum(ValueType::Decimal { .. }) => v.visit(Sum::<i128>::default()),
             Bound::Sum(_) => v.visit(Sum::<i64>::default()),
             Bound::Avg(ValueType::Float64) => v.visit(Avg::<f64>::default()),
+            Bound::Avg(ValueType::Decimal { scale, .. }) => v.visit(DecimalAvg { scale }),
             Bound::Avg(_) => v.visit(Avg::<i64>::default()),
             Bound::Extreme {
                 ty: ValueType::Float64,
@@ -376,7 +388,14 @@ pub fn resolve(
         ),
         ("sum", 1) => {
             let ty = numeric(&call)?;
-            (Bound::Sum(ty), vec![ty], OutputType::Scalar(ty))
+            let output = match ty {
+                ValueType::Decimal { scale, .. } => ValueType::Decimal {
+                    precision: DECIMAL_SUM_PRECISION,
+                    scale,
+                },
+                other => other,
+            };
+            (Bound::Sum(ty), vec![ty], OutputType::Scalar(output))
         }
         ("avg" | "mean", 1) => {
             let ty = numeric(&call)?;
@@ -427,7 +446,9 @@ pub fn resolve(
             (bound, vec![ty], OutputType::Scalar(ty))
         }
         ("lag", 1..=3) => {
-            let ty = args[0].ty;
+            // A default constant converts to the argument's type, which a
+            // decimal's scale would have to take part in.
+            let ty = args[0].ty.decimal_as_double();
             let offset = match args.get(1) {
                 Some(_) => call.int_param(1, "offset", 0..=i64::MAX)? as u64,
                 None => 1,
@@ -444,7 +465,7 @@ pub fn resolve(
             (bound, vec![ty], OutputType::Scalar(ty))
         }
         ("m4", 1) => {
-            let ty = args[0].ty;
+            let ty = args[0].ty.decimal_as_double();
             if !matches!(
                 ty,
                 ValueType::Int64 | ValueType::Float64 | ValueType::Timestamp | ValueType::Date
@@ -493,7 +514,7 @@ pub fn resolve(
             )
         }
         ("bloom_contains", 2 | 3) => {
-            let ty = args[0].ty;
+            let ty = args[0].ty.decimal_as_double();
             let probe_hash = call.probe_hash(1, ty)?;
             let hashes = match args.get(2) {
                 Some(_) => call.int_param(2, "hashes", 1..=16)? as u32,
@@ -507,7 +528,7 @@ pub fn resolve(
             (bound, vec![ty], OutputType::Scalar(ValueType::Boolean))
         }
         ("countmin", 2) => {
-            let ty = args[0].ty;
+            let ty = args[0].ty.decimal_as_double();
             let probe_hash = call.probe_hash(1, ty)?;
             (
                 Bound::CountMin { ty, probe_hash },

@@ -5,7 +5,8 @@ use std::fmt;
 /// The types aggregate functions consume and produce. The engine maps its
 /// column types onto these (narrower integers widen to `Int64`, `Float32` to
 /// `Float64`); `Timestamp` and `Date` are `i64`-backed and keep their unit on
-/// the engine side.
+/// the engine side; a `Decimal` value is its unscaled `i128`, its precision
+/// and scale belong to the type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ValueType {
     /// `BOOLEAN`
@@ -20,12 +21,33 @@ pub enum ValueType {
     Timestamp,
     /// `DATE`, as an `i64` count of days
     Date,
+    /// `DECIMAL(precision, scale)`, as the `i128` value × 10^scale;
+    /// `1 ≤ precision ≤ 38` and `0 ≤ scale ≤ precision`.
+    Decimal {
+        /// Significant digits.
+        precision: u8,
+        /// Digits after the point.
+        scale: i8,
+    },
 }
 
 impl ValueType {
-    /// `Int64` or `Float64`.
+    /// `Int64`, `Float64` or `Decimal`.
     pub fn is_numeric(self) -> bool {
-        matches!(self, ValueType::Int64 | ValueType::Float64)
+        matches!(
+            self,
+            ValueType::Int64 | ValueType::Float64 | ValueType::Decimal { .. }
+        )
+    }
+
+    /// The type itself, except that a `Decimal` becomes `Float64`: for the
+    /// functions that read decimals as doubles (the statistics, and those
+    /// that compare values with a constant of the argument's type).
+    pub fn decimal_as_double(self) -> ValueType {
+        match self {
+            ValueType::Decimal { .. } => ValueType::Float64,
+            other => other,
+        }
     }
 
     /// Types with a total SQL order usable by `min`, `max`, `argmax`, …
@@ -44,14 +66,18 @@ impl ValueType {
 
 impl fmt::Display for ValueType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+        let name = match self {
             ValueType::Boolean => "BOOLEAN",
             ValueType::Int64 => "BIGINT",
             ValueType::Float64 => "DOUBLE",
             ValueType::Utf8 => "VARCHAR",
             ValueType::Timestamp => "TIMESTAMP",
             ValueType::Date => "DATE",
-        })
+            ValueType::Decimal { precision, scale } => {
+                return write!(f, "DECIMAL({precision}, {scale})");
+            }
+        };
+        f.write_str(name)
     }
 }
 

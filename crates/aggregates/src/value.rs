@@ -20,6 +20,8 @@ pub enum Value {
     Float64(f64),
     /// VARCHAR
     Utf8(Arc<str>),
+    /// DECIMAL: the unscaled value (the scale is the type's).
+    Decimal(i128),
     /// A struct's fields, in declared order.
     Struct(Vec<Value>),
 }
@@ -90,6 +92,12 @@ impl Columns for Rows {
             _ => None,
         }
     }
+    fn decimal(&self, arg: usize, row: usize) -> Option<i128> {
+        match self.value(arg, row) {
+            Value::Decimal(v) => Some(*v),
+            _ => None,
+        }
+    }
 }
 
 /// Collects results as [`Value`]s.
@@ -138,6 +146,9 @@ impl OutputSink for ValueSink {
     }
     fn push_str(&mut self, v: &str) {
         self.push(Value::str(v))
+    }
+    fn push_decimal(&mut self, v: i128) {
+        self.push(Value::Decimal(v))
     }
     fn push_struct(&mut self, fields: usize, valid: bool) {
         if valid && fields > 0 {

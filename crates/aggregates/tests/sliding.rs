@@ -18,6 +18,7 @@ use sliq_swag::{FifoAggregator, Recalc};
 fn sql_cmp(a: &Value, b: &Value) -> Ordering {
     match (a, b) {
         (Value::Int64(x), Value::Int64(y)) => x.cmp(y),
+        (Value::Decimal(x), Value::Decimal(y)) => x.cmp(y),
         (Value::Boolean(x), Value::Boolean(y)) => x.cmp(y),
         (Value::Utf8(x), Value::Utf8(y)) => x.as_bytes().cmp(y.as_bytes()),
         (Value::Float64(x), Value::Float64(y)) => match (x.is_nan(), y.is_nan()) {
@@ -58,6 +59,26 @@ fn moments(xs: &[f64]) -> (f64, f64) {
     (mean, xs.iter().map(|x| (x - mean) * (x - mean)).sum())
 }
 
+/// 10^19: decimals sum as their high and low 19 digits apart.
+const DECIMAL_HALF: i128 = 10i128.pow(19);
+
+/// The exact sum of decimals (unscaled), as `high × 10^19 + low` with
+/// `0 ≤ low < 10^19`: no partial sum overflows however large the values.
+fn decimal_sum(values: &[&Value]) -> (i128, i128) {
+    let (mut high, mut low) = (0i128, 0i128);
+    for v in values {
+        let Value::Decimal(d) = v else {
+            panic!("not a decimal: {v:?}")
+        };
+        high += d.div_euclid(DECIMAL_HALF);
+        low += d.rem_euclid(DECIMAL_HALF);
+    }
+    (
+        high + low.div_euclid(DECIMAL_HALF),
+        low.rem_euclid(DECIMAL_HALF),
+    )
+}
+
 /// The SQL result of `call` over `window`, computed directly.
 fn naive<'w>(call: &TestCall, window: &'w [Vec<Value>]) -> Result<Value, String> {
     let first = |r: &'w Vec<Value>| r.first().unwrap_or(&Value::Null);
@@ -80,10 +101,29 @@ fn naive<'w>(call: &TestCall, window: &'w [Vec<Value>]) -> Result<Value, String>
                         .map_err(|_| format!("sum overflowed BIGINT (the exact result is {s})"))?,
                 )
             }
+            Some(Value::Decimal(_)) => {
+                let (high, low) = decimal_sum(&present);
+                let exact = high
+                    .checked_mul(DECIMAL_HALF)
+                    .and_then(|h| h.checked_add(low))
+                    .filter(|s| s.unsigned_abs() < 10u128.pow(38));
+                Value::Decimal(exact.ok_or("sum overflowed DECIMAL(38), the widest decimal")?)
+            }
             Some(_) => Value::Float64(floats.iter().sum()),
         },
         "avg" | "mean" => match present.first() {
             None => Value::Null,
+            Some(Value::Decimal(_)) => {
+                let (high, low) = decimal_sum(&present);
+                let sum = match high
+                    .checked_mul(DECIMAL_HALF)
+                    .and_then(|h| h.checked_add(low))
+                {
+                    Some(exact) => exact as f64,
+                    None => high as f64 * DECIMAL_HALF as f64 + low as f64,
+                };
+                Value::Float64(sum / (present.len() as f64 * 100.0))
+            }
             Some(Value::Int64(_)) => {
                 let s: i128 = present.iter().map(|v| float_or_int(v) as i128).sum();
                 Value::Float64(s as f64 / present.len() as f64)

@@ -1631,3 +1631,26 @@ fn debs_generate_names_the_file_it_cannot_write() {
         stderr(&out)
     );
 }
+
+#[test]
+fn decimal_columns_print_and_sum_exactly_in_every_format() {
+    let text = b"k,price\na,1.10\na,2.20\nb,0.5\na,3.30\n";
+    let sql = "CREATE STREAM p (k VARCHAR, price DECIMAL(10, 2)) WITH (path = '{path}', format = 'csv'); \
+               SELECT k, price, sum(price) OVER (ROWS 9 PRECEDING) AS total, \
+                      avg(price) OVER (ROWS 9 PRECEDING) AS mean FROM p GROUP BY k;";
+    let out = csv_script("decimal.csv", text, sql);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "k,price,total,mean\na,1.10,1.10,1.1\na,2.20,3.30,1.65\nb,0.50,0.50,0.5\na,3.30,6.60,2.2\n"
+    );
+    let path = scratch("decimal.csv", text);
+    let sql = sql.replace("{path}", &path.display().to_string());
+    let out = run(&["--format", "json", "-c", &sql]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(r#"{"k":"a","price":2.20,"total":3.30,"mean":1.65}"#),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -5,13 +5,16 @@ use std::sync::Arc;
 
 use arrow_array::TimestampMillisecondArray;
 use arrow_array::builder::{
-    BooleanBuilder, Date32Builder, Float64Builder, Int64Builder, StringBuilder,
+    BooleanBuilder, Date32Builder, Decimal128Builder, Float64Builder, Int64Builder, StringBuilder,
     TimestampMillisecondBuilder,
 };
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Date32Type, Float64Type, Int64Type, TimestampMillisecondType};
+use arrow_array::types::{
+    Date32Type, Decimal128Type, Float64Type, Int64Type, TimestampMillisecondType,
+};
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, Date32Array, Float64Array, Int64Array, StringArray, StructArray,
+    Array, ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int64Array,
+    StringArray, StructArray,
 };
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field, Fields, TimeUnit};
@@ -25,6 +28,7 @@ enum Arg<'a> {
     Date(&'a Date32Array),
     Float64(&'a Float64Array),
     Utf8(&'a StringArray),
+    Decimal(&'a Decimal128Array),
     /// A type the aggregate cannot read: every value reads as NULL.
     Unreadable,
 }
@@ -49,6 +53,7 @@ impl<'a> ArrowColumns<'a> {
                 DataType::Date32 => Arg::Date(a.as_primitive::<Date32Type>()),
                 DataType::Float64 => Arg::Float64(a.as_primitive::<Float64Type>()),
                 DataType::Utf8 => Arg::Utf8(a.as_string::<i32>()),
+                DataType::Decimal128(_, _) => Arg::Decimal(a.as_primitive::<Decimal128Type>()),
                 _ => Arg::Unreadable,
             })
             .collect();
@@ -66,6 +71,7 @@ impl Columns for ArrowColumns<'_> {
             Some(Arg::Date(a)) => a.is_valid(row),
             Some(Arg::Float64(a)) => a.is_valid(row),
             Some(Arg::Utf8(a)) => a.is_valid(row),
+            Some(Arg::Decimal(a)) => a.is_valid(row),
             Some(Arg::Unreadable) | None => false,
         }
     }
@@ -103,6 +109,14 @@ impl Columns for ArrowColumns<'_> {
             _ => None,
         }
     }
+
+    #[inline]
+    fn decimal(&self, arg: usize, row: usize) -> Option<i128> {
+        match self.args.get(arg) {
+            Some(Arg::Decimal(a)) => a.is_valid(row).then(|| a.value(row)),
+            _ => None,
+        }
+    }
 }
 
 /// A builder for one scalar result column.
@@ -113,6 +127,7 @@ enum ScalarBuilder {
     Date(Date32Builder),
     Float64(Float64Builder),
     Utf8(StringBuilder),
+    Decimal(Decimal128Builder),
 }
 
 impl ScalarBuilder {
@@ -126,6 +141,10 @@ impl ScalarBuilder {
             ValueType::Date => ScalarBuilder::Date(Date32Builder::with_capacity(rows)),
             ValueType::Float64 => ScalarBuilder::Float64(Float64Builder::with_capacity(rows)),
             ValueType::Utf8 => ScalarBuilder::Utf8(StringBuilder::with_capacity(rows, rows * 8)),
+            ValueType::Decimal { precision, scale } => ScalarBuilder::Decimal(
+                Decimal128Builder::with_capacity(rows)
+                    .with_data_type(DataType::Decimal128(precision, scale)),
+            ),
         }
     }
 
@@ -137,6 +156,7 @@ impl ScalarBuilder {
             ScalarBuilder::Date(b) => b.append_null(),
             ScalarBuilder::Float64(b) => b.append_null(),
             ScalarBuilder::Utf8(b) => b.append_null(),
+            ScalarBuilder::Decimal(b) => b.append_null(),
         }
     }
 
@@ -148,6 +168,7 @@ impl ScalarBuilder {
             ScalarBuilder::Date(b) => Arc::new(b.finish()),
             ScalarBuilder::Float64(b) => Arc::new(b.finish()),
             ScalarBuilder::Utf8(b) => Arc::new(b.finish()),
+            ScalarBuilder::Decimal(b) => Arc::new(b.finish()),
         }
     }
 }
@@ -248,6 +269,13 @@ impl OutputSink for ArrowSink {
     fn push_str(&mut self, v: &str) {
         match self.target() {
             ScalarBuilder::Utf8(b) => b.append_value(v),
+            other => other.null(),
+        }
+    }
+    #[inline]
+    fn push_decimal(&mut self, v: i128) {
+        match self.target() {
+            ScalarBuilder::Decimal(b) => b.append_value(v),
             other => other.null(),
         }
     }

@@ -16,7 +16,7 @@ use sqlparser::ast::{self, BinaryOperator, Spanned, UnaryOperator, Value};
 
 use crate::error::{Location, SqlError, SqlErrorKind, closest};
 use crate::parser::DurationError;
-use crate::types::cast_arrow_type;
+use crate::types::arrow_type;
 
 /// The location of an AST node's start, when sqlparser knows it.
 pub fn location_of(node: &impl Spanned) -> Option<Location> {
@@ -297,7 +297,7 @@ impl<'a> ExprConverter<'a> {
                 ..
             } => {
                 let inner = self.convert(expr, hook)?;
-                let target = cast_arrow_type(data_type).map_err(|err| err.or_at(location_of(e)))?;
+                let target = arrow_type(data_type).map_err(|err| err.or_at(location_of(e)))?;
                 match kind {
                     ast::CastKind::TryCast | ast::CastKind::SafeCast => {
                         Expr::TryCast(datafusion_expr::expr::TryCast::new(boxed(inner), target))
@@ -386,7 +386,7 @@ impl<'a> ExprConverter<'a> {
                 // DATE '2024-01-01' is CAST('2024-01-01' AS DATE).
                 let text = Expr::Literal(literal(&typed.value.value)?, None);
                 let target =
-                    cast_arrow_type(&typed.data_type).map_err(|err| err.or_at(location_of(e)))?;
+                    arrow_type(&typed.data_type).map_err(|err| err.or_at(location_of(e)))?;
                 cast_constant(Expr::Cast(Cast::new(boxed(text), target)))
                     .map_err(|err| err.or_at(location_of(e)))?
             }

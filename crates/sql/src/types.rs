@@ -7,8 +7,14 @@ use sqlparser::ast::DataType as SqlType;
 use crate::error::SqlError;
 
 /// The Arrow type of a SQL column type: BOOLEAN, INT/INTEGER, BIGINT,
-/// FLOAT/REAL, DOUBLE, VARCHAR/TEXT/STRING, TIMESTAMP (milliseconds), DATE.
+/// FLOAT/REAL, DOUBLE, VARCHAR/TEXT/STRING, TIMESTAMP (milliseconds), DATE,
+/// and DECIMAL/NUMERIC: `Decimal128` with a precision (and scale, 0 if
+/// none), DOUBLE without. A `CAST` converts to the same types, so that
+/// `CAST(v AS DECIMAL(10, 2))` rounds to cents as SQL engines do.
 pub fn arrow_type(sql: &SqlType) -> Result<DataType, SqlError> {
+    if let Some(decimal) = decimal_type(sql)? {
+        return Ok(decimal);
+    }
     Ok(match sql {
         SqlType::Bool | SqlType::Boolean => DataType::Boolean,
         SqlType::TinyInt(_) => DataType::Int8,
@@ -35,24 +41,22 @@ pub fn arrow_type(sql: &SqlType) -> Result<DataType, SqlError> {
     })
 }
 
-/// The Arrow type a `CAST` to `sql` produces: [`arrow_type`]'s, except that
-/// a DECIMAL or NUMERIC with a precision keeps it (and its scale, 0 if none)
-/// as `Decimal128`, so that `CAST(v AS DECIMAL(10, 2))` rounds to cents as
-/// SQL engines do. Aggregates read decimals as DOUBLE.
-pub fn cast_arrow_type(sql: &SqlType) -> Result<DataType, SqlError> {
+/// `Decimal128` for a DECIMAL or NUMERIC with a precision; `None` for other
+/// types and for a DECIMAL without one (DOUBLE).
+fn decimal_type(sql: &SqlType) -> Result<Option<DataType>, SqlError> {
     use sqlparser::ast::ExactNumberInfo;
     let (SqlType::Numeric(info) | SqlType::Decimal(info)) = sql else {
-        return arrow_type(sql);
+        return Ok(None);
     };
     let (precision, scale) = match *info {
-        ExactNumberInfo::None => return arrow_type(sql),
+        ExactNumberInfo::None => return Ok(None),
         ExactNumberInfo::Precision(p) => (p, 0),
         ExactNumberInfo::PrecisionAndScale(p, s) => (p, s),
     };
     let max = u64::from(arrow_schema::DECIMAL128_MAX_PRECISION);
     match (u8::try_from(precision), i8::try_from(scale)) {
         (Ok(p), Ok(s)) if (1..=max).contains(&precision) && (0..=i64::from(p)).contains(&scale) => {
-            Ok(DataType::Decimal128(p, s))
+            Ok(Some(DataType::Decimal128(p, s)))
         }
         _ => Err(SqlError::plan(format!(
             "{sql}: a DECIMAL's precision is 1 to {max} and its scale 0 to the precision"
@@ -62,7 +66,8 @@ pub fn cast_arrow_type(sql: &SqlType) -> Result<DataType, SqlError> {
 
 /// The aggregate-facing type of an Arrow type, if aggregates can take it.
 /// Integers that fit widen to `Int64`; `UInt64` (which does not), floats and
-/// decimals become `Float64`; every string type is `Utf8`, every timestamp
+/// 256-bit decimals become `Float64`; a `Decimal128` keeps its precision and
+/// scale; every string type is `Utf8`, every timestamp
 /// millisecond `Timestamp`; a dictionary-encoded column has its values' type.
 pub fn value_type(arrow: &DataType) -> Option<ValueType> {
     Some(match arrow {
@@ -71,6 +76,11 @@ pub fn value_type(arrow: &DataType) -> Option<ValueType> {
         DataType::UInt8 | DataType::UInt16 | DataType::UInt32 => ValueType::Int64,
         DataType::UInt64 => ValueType::Float64,
         DataType::Float16 | DataType::Float32 | DataType::Float64 => ValueType::Float64,
+        // A negative scale (never produced by sliq's SQL) reads as a double.
+        DataType::Decimal128(precision, scale) if *scale >= 0 => ValueType::Decimal {
+            precision: *precision,
+            scale: *scale,
+        },
         DataType::Decimal128(_, _) | DataType::Decimal256(_, _) => ValueType::Float64,
         DataType::Dictionary(_, values) => return value_type(values),
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => ValueType::Utf8,
@@ -90,5 +100,6 @@ pub fn canonical_arrow_type(ty: ValueType) -> DataType {
         ValueType::Utf8 => DataType::Utf8,
         ValueType::Timestamp => DataType::Timestamp(TimeUnit::Millisecond, None),
         ValueType::Date => DataType::Date32,
+        ValueType::Decimal { precision, scale } => DataType::Decimal128(precision, scale),
     }
 }

@@ -49,7 +49,8 @@ pub trait Summable: Scalar {
     fn to_acc(self) -> Self::Acc;
     /// `a + b`.
     fn add(a: Self::Acc, b: Self::Acc) -> Self::Acc;
-    /// The sum as this type; `Err` with the exact value when it does not fit.
+    /// The sum as this type; `Err` naming the type (and the exact value,
+    /// when it can be shown) when it does not fit.
     fn finish(acc: Self::Acc) -> Result<Self, String>;
     /// The sum as a float, for `avg`.
     fn to_f64(acc: Self::Acc) -> f64;
@@ -89,7 +90,7 @@ impl Summable for i64 {
     }
     fn finish(acc: PackedI128) -> Result<i64, String> {
         let exact = acc.get();
-        i64::try_from(exact).map_err(|_| exact.to_string())
+        i64::try_from(exact).map_err(|_| format!("BIGINT (the exact result is {exact})"))
     }
     fn to_f64(acc: PackedI128) -> f64 {
         acc.get() as f64
@@ -115,6 +116,81 @@ impl Summable for f64 {
     }
 }
 
+/// The largest unscaled magnitude of a `DECIMAL(38, s)`, plus one.
+const DECIMAL_LIMIT: i128 = 10i128.pow(38);
+
+/// A 192-bit two's-complement integer, as three 64-bit words, least
+/// significant first: the sum of up to 2^64 decimals (each below 10^38 <
+/// 2^127 in magnitude) never overflows it, so a decimal sum is exact however
+/// DABA Lite associates it, and an overflow of DECIMAL(38) is seen as such.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wide([u64; 3]);
+
+impl Wide {
+    const ZERO: Wide = Wide([0; 3]);
+
+    #[inline]
+    fn new(v: i128) -> Self {
+        let bits = v as u128;
+        let sign = if v < 0 { u64::MAX } else { 0 };
+        Wide([bits as u64, (bits >> 64) as u64, sign])
+    }
+
+    #[inline]
+    fn add(self, other: Wide) -> Wide {
+        let (w0, c0) = self.0[0].overflowing_add(other.0[0]);
+        let (w1, c1a) = self.0[1].overflowing_add(other.0[1]);
+        let (w1, c1b) = w1.overflowing_add(u64::from(c0));
+        let w2 = self.0[2]
+            .wrapping_add(other.0[2])
+            .wrapping_add(u64::from(c1a | c1b));
+        Wide([w0, w1, w2])
+    }
+
+    /// The value, if it fits an `i128`.
+    fn to_i128(self) -> Option<i128> {
+        let low = (u128::from(self.0[1]) << 64 | u128::from(self.0[0])) as i128;
+        let sign = if low < 0 { u64::MAX } else { 0 };
+        (self.0[2] == sign).then_some(low)
+    }
+
+    fn to_f64(self) -> f64 {
+        if let Some(v) = self.to_i128() {
+            return v as f64;
+        }
+        // At least 2^127 in magnitude: the words' rounding is relatively tiny.
+        let high = self.0[2] as i64 as f64;
+        let low = u128::from(self.0[1]) << 64 | u128::from(self.0[0]);
+        high * 2f64.powi(128) + low as f64
+    }
+}
+
+/// Decimals, as unscaled values of one scale: sums are exact, and fit the
+/// result's DECIMAL(38, s) or fail. (`avg` over decimals is [`DecimalAvg`],
+/// which knows the scale.)
+impl Summable for i128 {
+    type Acc = Wide;
+    const ZERO: Wide = Wide::ZERO;
+    #[inline]
+    fn to_acc(self) -> Wide {
+        Wide::new(self)
+    }
+    #[inline]
+    fn add(a: Wide, b: Wide) -> Wide {
+        a.add(b)
+    }
+    fn finish(acc: Wide) -> Result<i128, String> {
+        match acc.to_i128() {
+            Some(v) if v.unsigned_abs() < DECIMAL_LIMIT.unsigned_abs() => Ok(v),
+            _ => Err("DECIMAL(38), the widest decimal".to_string()),
+        }
+    }
+    /// The unscaled sum.
+    fn to_f64(acc: Wide) -> f64 {
+        acc.to_f64()
+    }
+}
+
 /// The partial aggregate of `sum` and `avg`: exact sum and non-NULL count.
 pub type SumAgg<T> = (<T as Summable>::Acc, i64);
 
@@ -136,7 +212,8 @@ fn sum_lift<T: Summable, C: Columns>(columns: &C, row: usize) -> SumAgg<T> {
 }
 
 /// `sum(x)`: integers sum exactly in `i128` and report overflow of the
-/// BIGINT result; floats sum in double-double precision (IEEE: any NaN
+/// BIGINT result; decimals sum exactly into a DECIMAL(38) of the same
+/// scale; floats sum in double-double precision (IEEE: any NaN
 /// gives NaN, +∞ and −∞ give NaN). NULL when no input is non-NULL.
 pub struct Sum<T>(PhantomData<T>);
 
@@ -189,7 +266,7 @@ impl<T: Summable> Aggregate for Sum<T> {
         }
         T::finish(agg.0)
             .map(Some)
-            .map_err(|value| AggregateError::Overflow { name: "sum", value })
+            .map_err(|what| AggregateError::Overflow { name: "sum", what })
     }
 }
 
@@ -201,6 +278,40 @@ impl<T: Summable> Aggregate for Avg<T> {
     }
     fn lower(&self, agg: &SumAgg<T>) -> Result<Option<f64>, AggregateError> {
         Ok((agg.1 > 0).then(|| T::to_f64(agg.0) / agg.1 as f64))
+    }
+}
+
+/// `avg(x)` over decimals of scale `scale`, as DOUBLE (as in DuckDB): the
+/// exact unscaled sum over `count × 10^scale`, one division, so `avg` of
+/// 1.10 and 2.20 is 1.65 rather than the 1.6500000000000001 of their
+/// doubles.
+#[derive(Clone, Copy, Debug)]
+pub struct DecimalAvg {
+    /// The argument's scale.
+    pub scale: i8,
+}
+
+impl Monoid for DecimalAvg {
+    type Agg = SumAgg<i128>;
+    #[inline]
+    fn identity(&self) -> SumAgg<i128> {
+        sum_identity::<i128>()
+    }
+    #[inline]
+    fn combine(&self, a: &SumAgg<i128>, b: &SumAgg<i128>) -> SumAgg<i128> {
+        sum_combine::<i128>(a, b)
+    }
+}
+
+impl Aggregate for DecimalAvg {
+    type Output = Option<f64>;
+    #[inline]
+    fn lift<C: Columns>(&self, columns: &C, row: usize) -> SumAgg<i128> {
+        sum_lift::<i128, C>(columns, row)
+    }
+    fn lower(&self, agg: &SumAgg<i128>) -> Result<Option<f64>, AggregateError> {
+        let unit = 10f64.powi(i32::from(self.scale));
+        Ok((agg.1 > 0).then(|| agg.0.to_f64() / (agg.1 as f64 * unit)))
     }
 }
 
@@ -223,5 +334,24 @@ mod tests {
         }
         assert_eq!(std::mem::align_of::<SumAgg<i64>>(), 8);
         assert_eq!(std::mem::size_of::<SumAgg<i64>>(), 24);
+    }
+
+    #[test]
+    fn wide_sums_carry_across_words_and_detect_decimal_overflow() {
+        let max = DECIMAL_LIMIT - 1;
+        let wide = |vs: &[i128]| vs.iter().fold(Wide::ZERO, |acc, v| acc.add(Wide::new(*v)));
+        // Past i128 and back: exact.
+        assert_eq!(wide(&[i128::MAX, 1, -1]).to_i128(), Some(i128::MAX));
+        assert_eq!(
+            wide(&[i128::MAX, i128::MAX, -i128::MAX]).to_i128(),
+            Some(i128::MAX)
+        );
+        assert_eq!(wide(&[i128::MIN, -1]).to_i128(), None);
+        assert_eq!(wide(&[-5, 3]).to_i128(), Some(-2));
+        assert_eq!(<i128 as Summable>::finish(wide(&[max, max, -max])), Ok(max));
+        assert!(<i128 as Summable>::finish(wide(&[max, 1])).is_err());
+        assert!(<i128 as Summable>::finish(wide(&[-max, -1])).is_err());
+        assert_eq!(wide(&[max, max]).to_f64(), 2e38);
+        assert_eq!(wide(&[-7]).to_f64(), -7.0);
     }
 }

@@ -54,10 +54,17 @@ fn lit(l: Literal) -> ArgType {
 
 use ValueType::*;
 
+/// A decimal type for the tests: its values reach 10^38 - 1, so that sums
+/// overflow the DECIMAL(38) result now and then.
+pub const DECIMAL: ValueType = Decimal {
+    precision: 38,
+    scale: 2,
+};
+
 /// Every registered function, with each family of argument types.
 pub fn all_calls() -> Vec<TestCall> {
     let mut calls = vec![call("count", vec![])];
-    for ty in [Boolean, Int64, Float64, Utf8, Timestamp, Date] {
+    for ty in [Boolean, Int64, Float64, Utf8, Timestamp, Date, DECIMAL] {
         calls.push(call("count", vec![col(ty)]));
         calls.push(call("min", vec![col(ty)]));
         calls.push(call("max", vec![col(ty)]));
@@ -92,18 +99,20 @@ pub fn all_calls() -> Vec<TestCall> {
             lit(Literal::Float64(0.05)),
         ],
     ));
-    for x in [Int64, Float64, Utf8, Boolean] {
-        for y in [Int64, Utf8, Float64] {
+    calls.push(call("sum", vec![col(DECIMAL)]));
+    calls.push(call("avg", vec![col(DECIMAL)]));
+    for x in [Int64, Float64, Utf8, Boolean, DECIMAL] {
+        for y in [Int64, Utf8, Float64, DECIMAL] {
             calls.push(call("argmax", vec![col(x), col(y)]));
             calls.push(call("argmin", vec![col(x), col(y)]));
         }
     }
-    for ty in [Int64, Float64, Utf8, Boolean] {
+    for ty in [Int64, Float64, Utf8, Boolean, DECIMAL] {
         calls.push(call("maxcount", vec![col(ty)]));
         calls.push(call("mincount", vec![col(ty)]));
         calls.push(call("approx_count_distinct", vec![col(ty)]));
     }
-    for ty in [Int64, Utf8, Float64] {
+    for ty in [Int64, Utf8, Float64, DECIMAL] {
         for name in ["first_value", "last_value"] {
             calls.push(call(name, vec![col(ty)]));
             calls.push(TestCall {
@@ -183,6 +192,15 @@ pub fn value(ty: ValueType, wide_ints: bool) -> BoxedStrategy<Value> {
         .boxed(),
         Utf8 => prop_oneof![1 => Just(Value::Null), 5 => "[a-c]{0,2}".prop_map(|s| Value::str(&s))]
             .boxed(),
+        Decimal { precision, .. } => {
+            let max = 10i128.pow(u32::from(precision)) - 1;
+            prop_oneof![
+                1 => Just(Value::Null),
+                6 => (-6i128..6).prop_map(Value::Decimal),
+                1 => prop_oneof![Just(max), Just(-max), -max..=max].prop_map(Value::Decimal),
+            ]
+            .boxed()
+        }
     }
 }
 
