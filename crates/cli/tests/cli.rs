@@ -1654,3 +1654,25 @@ fn decimal_columns_print_and_sum_exactly_in_every_format() {
         stdout(&out)
     );
 }
+
+#[test]
+fn decimal_cells_round_half_away_from_zero_to_the_columns_scale() {
+    // arrow's parser alone would drop the third digit (2.25, -2.25).
+    let sql = "CREATE STREAM p (k VARCHAR, price DECIMAL(10, 2)) WITH (path = '{path}', format = '{format}'); \
+               SELECT k, price FROM p;";
+    let csv = b"k,price\na,2.255\na,-2.255\na,2.254\nb,99999999.995\n";
+    let out = csv_script("round.csv", csv, &sql.replace("{format}", "csv"));
+    assert_eq!(stdout(&out), "k,price\na,2.26\na,-2.26\na,2.25\n");
+    // Rounded up, the last value needs eleven digits: its line is named.
+    assert!(
+        stderr(&out).contains(
+            "round.csv, line 5: column 'price' (Decimal128(10, 2)): cannot read '99999999.995'"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let json = b"{\"k\":\"a\",\"price\":2.255}\n{\"k\":\"b\",\"price\":\"1.005\"}\n";
+    let out = csv_script("round.json", json, &sql.replace("{format}", "json"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "k,price\na,2.26\nb,1.01\n");
+}

@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
-use arrow_schema::{ArrowError, SchemaRef};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_cast::{CastOptions, cast_with_options};
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 
 use super::plain_csv::PlainCsv;
 use super::{Format, TextOptions};
@@ -35,14 +36,97 @@ impl FileColumns {
 /// An arrow-csv, plain-CSV or arrow-json decoder whose batches hold up to
 /// `batch_rows` rows of the stream.
 pub(super) enum TextDecoder {
-    Csv(Box<arrow_csv::reader::Decoder>),
+    Csv {
+        decoder: Box<arrow_csv::reader::Decoder>,
+        decimals: DecimalRounding,
+    },
     /// Refuses some CSV that arrow-csv accepts (see [`PlainCsv`]).
     Plain(Box<PlainCsv>),
     Json {
         decoder: Box<arrow_json::reader::Decoder>,
         batch_rows: usize,
         nesting: JsonNesting,
+        decimals: DecimalRounding,
     },
+}
+
+/// How arrow's readers are made to round DECIMAL columns. Their decimal
+/// parser drops the digits past the column's scale, so '2.255' read into a
+/// DECIMAL(10, 2) would be 2.25, where a CAST, an INSERT and other SQL
+/// engines give 2.26. So a source's DECIMAL(p, s) columns are read as
+/// DECIMAL(p + 1, s + 1) (256-bit, so that p may be 38) and then cast to
+/// DECIMAL(p, s), which rounds half away from zero: rounding looks only at
+/// the first digit dropped.
+pub(super) struct DecimalRounding {
+    /// The source's columns as the reader reads them.
+    read: SchemaRef,
+    /// The source's columns as the stream has them, when a DECIMAL column
+    /// is read wider.
+    target: Option<SchemaRef>,
+}
+
+impl DecimalRounding {
+    pub(super) fn of(schema: &SchemaRef) -> Self {
+        let widen = |field: &Arc<Field>| match field.data_type() {
+            DataType::Decimal128(p, s) if *s >= 0 => Arc::new(
+                field
+                    .as_ref()
+                    .clone()
+                    .with_data_type(DataType::Decimal256(p + 1, s + 1)),
+            ),
+            _ => Arc::clone(field),
+        };
+        let read = Schema::new_with_metadata(
+            schema.fields().iter().map(widen).collect::<Vec<_>>(),
+            schema.metadata().clone(),
+        );
+        if read == **schema {
+            return DecimalRounding {
+                read: Arc::clone(schema),
+                target: None,
+            };
+        }
+        DecimalRounding {
+            read: Arc::new(read),
+            target: Some(Arc::clone(schema)),
+        }
+    }
+
+    /// `batch` (read with [`Self::read`]'s fields, all or some) with its
+    /// wider decimal columns rounded to the stream's scale; an error names
+    /// the column whose value no longer fits its precision.
+    fn round(&self, batch: RecordBatch) -> Result<RecordBatch, ArrowError> {
+        let Some(target) = &self.target else {
+            return Ok(batch);
+        };
+        let strict = CastOptions {
+            safe: false,
+            ..CastOptions::default()
+        };
+        let mut fields = Vec::with_capacity(batch.num_columns());
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(batch.num_columns());
+        for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+            match target.field_with_name(field.name()) {
+                Ok(wanted) if wanted.data_type() != field.data_type() => {
+                    let rounded =
+                        cast_with_options(column, wanted.data_type(), &strict).map_err(|e| {
+                            ArrowError::ParseError(format!(
+                                "column '{}' ({}): {e}",
+                                field.name(),
+                                wanted.data_type()
+                            ))
+                        })?;
+                    fields.push(Arc::new(wanted.clone()));
+                    columns.push(rounded);
+                }
+                _ => {
+                    fields.push(Arc::clone(field));
+                    columns.push(Arc::clone(column));
+                }
+            }
+        }
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+    }
 }
 
 /// The deepest a JSON record may nest arrays and objects (serde_json's
@@ -117,7 +201,8 @@ impl TextDecoder {
         batch_rows: usize,
     ) -> Result<Self, ArrowError> {
         let batch_rows = batch_rows.max(1);
-        let schema = Arc::clone(&columns.schema);
+        let decimals = DecimalRounding::of(&columns.schema);
+        let schema = Arc::clone(&decimals.read);
         Ok(match text.format {
             // JSON objects name their fields: no projection needed.
             Format::JsonLines => TextDecoder::Json {
@@ -128,6 +213,7 @@ impl TextDecoder {
                 ),
                 batch_rows,
                 nesting: JsonNesting::default(),
+                decimals,
             },
             _ => {
                 let mut builder = arrow_csv::ReaderBuilder::new(schema)
@@ -137,7 +223,10 @@ impl TextDecoder {
                 if let Some(projection) = &columns.projection {
                     builder = builder.with_projection(projection.clone());
                 }
-                TextDecoder::Csv(Box::new(builder.build_decoder()))
+                TextDecoder::Csv {
+                    decoder: Box::new(builder.build_decoder()),
+                    decimals,
+                }
             }
         })
     }
@@ -184,7 +273,7 @@ impl TextDecoder {
     /// Takes records from `buf` until a batch is full; the bytes taken.
     pub(super) fn decode(&mut self, buf: &[u8]) -> Result<usize, ArrowError> {
         match self {
-            TextDecoder::Csv(d) => d.decode(buf),
+            TextDecoder::Csv { decoder, .. } => decoder.decode(buf),
             TextDecoder::Plain(d) => d.decode(buf),
             TextDecoder::Json {
                 decoder, nesting, ..
@@ -199,7 +288,7 @@ impl TextDecoder {
     /// Tells the decoder the input ended: a last CSV record needs no line break.
     pub(super) fn end_of_input(&mut self) -> Result<(), ArrowError> {
         match self {
-            TextDecoder::Csv(d) => d.decode(&[]).map(drop),
+            TextDecoder::Csv { decoder, .. } => decoder.decode(&[]).map(drop),
             TextDecoder::Plain(d) => d.end_of_input(),
             TextDecoder::Json { .. } => Ok(()),
         }
@@ -211,14 +300,14 @@ impl TextDecoder {
     pub(super) fn taken_text(&self) -> Option<&[u8]> {
         match self {
             TextDecoder::Plain(d) => Some(d.taken_text()),
-            TextDecoder::Csv(_) | TextDecoder::Json { .. } => None,
+            TextDecoder::Csv { .. } | TextDecoder::Json { .. } => None,
         }
     }
 
     /// Whether a batch's rows are decoded.
     pub(super) fn is_full(&self) -> bool {
         match self {
-            TextDecoder::Csv(d) => d.capacity() == 0,
+            TextDecoder::Csv { decoder, .. } => decoder.capacity() == 0,
             TextDecoder::Plain(d) => d.is_full(),
             TextDecoder::Json {
                 decoder,
@@ -231,9 +320,13 @@ impl TextDecoder {
     /// The rows decoded so far, as a batch (`None` when there are none).
     pub(super) fn flush(&mut self) -> Result<Option<RecordBatch>, ArrowError> {
         match self {
-            TextDecoder::Csv(d) => d.flush(),
+            TextDecoder::Csv { decoder, decimals } => {
+                decoder.flush()?.map(|b| decimals.round(b)).transpose()
+            }
             TextDecoder::Plain(d) => d.flush(),
-            TextDecoder::Json { decoder, .. } => decoder.flush(),
+            TextDecoder::Json {
+                decoder, decimals, ..
+            } => decoder.flush()?.map(|b| decimals.round(b)).transpose(),
         }
     }
 }

@@ -596,7 +596,7 @@ mod tests {
     use arrow_schema::Field;
     use proptest::prelude::*;
 
-    use super::super::decoder::TextDecoder;
+    use super::super::decoder::{DecimalRounding, TextDecoder};
     use super::*;
 
     /// Pushes `text` through `decoder` in pieces of `piece` bytes, as a
@@ -628,7 +628,10 @@ mod tests {
         if let Some(projection) = &columns.projection {
             builder = builder.with_projection(projection.clone());
         }
-        TextDecoder::Csv(Box::new(builder.build_decoder()))
+        TextDecoder::Csv {
+            decoder: Box::new(builder.build_decoder()),
+            decimals: DecimalRounding::of(&columns.schema),
+        }
     }
 
     fn plain(columns: &FileColumns, batch_rows: usize) -> TextDecoder {
