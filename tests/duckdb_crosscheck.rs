@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_array::cast::AsArray;
-use arrow_array::types::Float64Type;
+use arrow_array::types::{Decimal128Type, Float64Type};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use sliq::{Engine, StreamOptions};
 
@@ -129,4 +129,72 @@ fn a_query_over_a_subquery_matches_duckdb() {
         "tests/data/duck_chain.csv",
         &["m", "a", "g"],
     );
+}
+
+#[test]
+fn decimal_sums_match_duckdb_digit_for_digit() {
+    // Sums of DECIMAL(10, 3) are exact DECIMAL(38, 3) in both engines, so
+    // every digit must agree; a sum kept in doubles would drift from them.
+    let sql = "SELECT seq, sum(CAST(v AS DECIMAL(10, 3))) OVER w AS s, \
+               avg(CAST(v AS DECIMAL(10, 3))) OVER w AS a, max(CAST(v AS DECIMAL(10, 3))) OVER w AS m \
+               FROM s GROUP BY key WINDOW w AS (ROWS 49 PRECEDING)";
+    let engine = Engine::builder().channel_capacity(1024).build();
+    let stream = engine
+        .register_stream("s", input_schema(), StreamOptions::default())
+        .unwrap();
+    let query = engine.query(sql).unwrap();
+    let mut results = Vec::new();
+    for batch in read_csv("tests/data/duck_input.csv", input_schema(), 97) {
+        stream.push(batch).unwrap();
+        results.push(query.recv().unwrap());
+    }
+    let exact = DataType::Decimal128(38, 3);
+    let expected = read_csv(
+        "tests/data/duck_decimal.csv",
+        Arc::new(Schema::new(vec![
+            Field::new("seq", DataType::Int64, false),
+            Field::new("s", exact.clone(), true),
+            Field::new("a", DataType::Float64, true),
+            Field::new("m", exact.clone(), true),
+        ])),
+        1 << 20,
+    );
+    let unscaled = |batches: &[RecordBatch], name: &str| -> Vec<Option<i128>> {
+        batches
+            .iter()
+            .flat_map(|b| {
+                let c = arrow_cast::cast(b.column_by_name(name).unwrap(), &exact).unwrap();
+                c.as_primitive::<Decimal128Type>()
+                    .iter()
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    for name in ["s", "m"] {
+        let (got, want) = (unscaled(&results, name), unscaled(&expected, name));
+        assert_eq!(got.len(), 3000, "{name}");
+        if let Some(row) = (0..got.len()).find(|&i| got[i] != want[i]) {
+            panic!(
+                "column {name}, row {row}: sliq {:?}, duckdb {:?}",
+                got[row], want[row]
+            );
+        }
+    }
+    let means = |batches: &[RecordBatch]| -> Vec<Option<f64>> {
+        batches
+            .iter()
+            .flat_map(|b| {
+                let c = b.column_by_name("a").unwrap();
+                c.as_primitive::<Float64Type>().iter().collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    for (row, (g, w)) in means(&results).iter().zip(means(&expected)).enumerate() {
+        let same = match (g, w) {
+            (Some(g), Some(w)) => (g - w).abs() <= 1e-15 * w.abs().max(1.0),
+            (None, None) => true,
+            _ => false,
+        };
+        assert!(same, "column a, row {row}: sliq {g:?}, duckdb {w:?}");
+    }
 }
