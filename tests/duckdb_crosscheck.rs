@@ -32,9 +32,8 @@ fn input_schema() -> SchemaRef {
     ]))
 }
 
-/// Runs `sql` over the input in batches of 97 rows and compares every
-/// column named in `columns` with DuckDB's `expected` file.
-fn crosscheck(sql: &str, expected: &str, columns: &[&str]) {
+/// `sql`'s results over the input, pushed in batches of 97 rows.
+fn sliq_results(sql: &str) -> Vec<RecordBatch> {
     let engine = Engine::builder().channel_capacity(1024).build();
     let stream = engine
         .register_stream(
@@ -49,6 +48,13 @@ fn crosscheck(sql: &str, expected: &str, columns: &[&str]) {
         stream.push(batch).unwrap();
         results.push(query.recv().unwrap());
     }
+    results
+}
+
+/// Runs `sql` over the input in batches of 97 rows and compares every
+/// column named in `columns` with DuckDB's `expected` file.
+fn crosscheck(sql: &str, expected: &str, columns: &[&str]) {
+    let results = sliq_results(sql);
     let mut fields = vec![Field::new("seq", DataType::Int64, false)];
     fields.extend(
         columns
@@ -138,16 +144,7 @@ fn decimal_sums_match_duckdb_digit_for_digit() {
     let sql = "SELECT seq, sum(CAST(v AS DECIMAL(10, 3))) OVER w AS s, \
                avg(CAST(v AS DECIMAL(10, 3))) OVER w AS a, max(CAST(v AS DECIMAL(10, 3))) OVER w AS m \
                FROM s GROUP BY key WINDOW w AS (ROWS 49 PRECEDING)";
-    let engine = Engine::builder().channel_capacity(1024).build();
-    let stream = engine
-        .register_stream("s", input_schema(), StreamOptions::default())
-        .unwrap();
-    let query = engine.query(sql).unwrap();
-    let mut results = Vec::new();
-    for batch in read_csv("tests/data/duck_input.csv", input_schema(), 97) {
-        stream.push(batch).unwrap();
-        results.push(query.recv().unwrap());
-    }
+    let results = sliq_results(sql);
     let exact = DataType::Decimal128(38, 3);
     let expected = read_csv(
         "tests/data/duck_decimal.csv",
