@@ -15,9 +15,9 @@
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
-    Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, TimestampMicrosecondType,
-    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt8Type, UInt16Type,
-    UInt32Type, UInt64Type,
+    Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
+    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+    TimestampSecondType, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
 use arrow_array::{
     Array, BooleanArray, LargeStringArray, PrimitiveArray, RecordBatch, StringArray,
@@ -52,7 +52,9 @@ enum Column<'a> {
     /// that turn them into milliseconds, and arrow's formatter for dates
     /// outside years 0–9999.
     Timestamp(&'a [i64], i64, i64, ArrayFormatter<'a>),
-    /// Any other type, through arrow's display (dates, timestamps, decimals, …).
+    /// A decimal of scale 0 or more: its unscaled values and the scale.
+    Decimal128(&'a PrimitiveArray<Decimal128Type>, usize),
+    /// Any other type, through arrow's display (dates, timestamps, …).
     Formatted(ArrayFormatter<'a>),
 }
 
@@ -101,6 +103,9 @@ impl<'a> Column<'a> {
             }
             // Nested types too (arrow-csv refuses them): `m4`'s struct
             // prints as in the table output, `{min: 1.5, max: 9.0, …}`.
+            DataType::Decimal128(_, scale) if *scale >= 0 => {
+                Column::Decimal128(array.as_primitive(), *scale as usize)
+            }
             _ => Column::Formatted(ArrayFormatter::try_new(array, options)?),
         })
     }
@@ -139,9 +144,33 @@ impl<'a> Column<'a> {
                     write_formatted(out, scratch, fallback, row)?;
                 }
             }
+            Column::Decimal128(a, scale) => write_decimal(out, a.value(row), *scale),
             Column::Formatted(f) => write_formatted(out, scratch, f, row)?,
         }
         Ok(())
+    }
+}
+
+/// Appends the decimal `unscaled × 10^-scale` as arrow's display prints it:
+/// all `scale` digits after the point, `0.` before a smaller value's
+/// (`-0.005`). Arrow formats each value into a new `String`.
+fn write_decimal(out: &mut Vec<u8>, unscaled: i128, scale: usize) {
+    let mut buffer = itoa::Buffer::new();
+    let digits = buffer.format(unscaled.unsigned_abs()).as_bytes();
+    if unscaled < 0 {
+        out.push(b'-');
+    }
+    if scale == 0 {
+        out.extend_from_slice(digits);
+    } else if digits.len() > scale {
+        let (whole, fraction) = digits.split_at(digits.len() - scale);
+        out.extend_from_slice(whole);
+        out.push(b'.');
+        out.extend_from_slice(fraction);
+    } else {
+        out.extend_from_slice(b"0.");
+        out.resize(out.len() + scale - digits.len(), b'0');
+        out.extend_from_slice(digits);
     }
 }
 
@@ -414,6 +443,29 @@ mod tests {
             let mut out = Vec::new();
             encode(&b, &mut out, &mut texts).expect("encodes");
             assert_eq!(String::from_utf8(out).expect("UTF-8"), arrow_csv(&b));
+        }
+    }
+
+    #[test]
+    fn decimals_print_as_arrow_csv_prints_them() {
+        let values = [
+            Some(0),
+            Some(5),
+            Some(-5),
+            Some(110),
+            Some(-110),
+            Some(12_345),
+            Some(-99_999),
+            None,
+            Some(10i128.pow(38) - 1),
+            Some(-(10i128.pow(38) - 1)),
+        ];
+        for (precision, scale) in [(38, 0), (38, 2), (38, 3), (38, 5), (38, 38)] {
+            let column = arrow_array::Decimal128Array::from(values.to_vec())
+                .with_precision_and_scale(precision, scale)
+                .expect("valid decimal type");
+            let b = batch(vec![Arc::new(column)]);
+            assert_eq!(ours(&b), arrow_csv(&b), "scale {scale}");
         }
     }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_cast::{CastOptions, cast_with_options};
-use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use arrow_schema::{ArrowError, DECIMAL128_MAX_PRECISION, DataType, Field, Schema, SchemaRef};
 
 use super::plain_csv::PlainCsv;
 use super::{Format, TextOptions};
@@ -54,7 +54,7 @@ pub(super) enum TextDecoder {
 /// parser drops the digits past the column's scale, so '2.255' read into a
 /// DECIMAL(10, 2) would be 2.25, where a CAST, an INSERT and other SQL
 /// engines give 2.26. So a source's DECIMAL(p, s) columns are read as
-/// DECIMAL(p + 1, s + 1) (256-bit, so that p may be 38) and then cast to
+/// DECIMAL(p + 1, s + 1) (256-bit when p is 38) and then cast to
 /// DECIMAL(p, s), which rounds half away from zero: rounding looks only at
 /// the first digit dropped.
 pub(super) struct DecimalRounding {
@@ -68,12 +68,13 @@ pub(super) struct DecimalRounding {
 impl DecimalRounding {
     pub(super) fn of(schema: &SchemaRef) -> Self {
         let widen = |field: &Arc<Field>| match field.data_type() {
-            DataType::Decimal128(p, s) if *s >= 0 => Arc::new(
-                field
-                    .as_ref()
-                    .clone()
-                    .with_data_type(DataType::Decimal256(p + 1, s + 1)),
-            ),
+            DataType::Decimal128(p, s) if *s >= 0 => {
+                let wider = match p + 1 {
+                    p if p <= DECIMAL128_MAX_PRECISION => DataType::Decimal128(p, s + 1),
+                    p => DataType::Decimal256(p, s + 1),
+                };
+                Arc::new(field.as_ref().clone().with_data_type(wider))
+            }
             _ => Arc::clone(field),
         };
         let read = Schema::new_with_metadata(
