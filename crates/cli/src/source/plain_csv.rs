@@ -19,16 +19,17 @@ use std::sync::Arc;
 
 use arrow_array::builder::{BooleanBuilder, PrimitiveBuilder};
 use arrow_array::types::{
-    Date32Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
-    TimestampMillisecondType, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
+    Date32Type, Decimal128Type, Decimal256Type, Float32Type, Float64Type, Int8Type, Int16Type,
+    Int32Type, Int64Type, TimestampMillisecondType, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
 use arrow_array::{ArrayRef, ArrowPrimitiveType, RecordBatch, StringArray};
+use arrow_buffer::i256;
 use arrow_buffer::{NullBufferBuilder, OffsetBuffer};
-use arrow_cast::parse::{Parser, string_to_datetime};
+use arrow_cast::parse::{Parser, parse_decimal, string_to_datetime};
 use arrow_schema::{ArrowError, DataType, Schema, SchemaRef, TimeUnit};
 
 use super::decoder::FileColumns;
-use super::numbers::{plain_decimal, plain_integer};
+use super::numbers::{plain_decimal, plain_decimal128, plain_integer};
 use super::structural::{BLOCK, classify};
 
 /// An offset into a batch's text: 4 bytes, not 8, so that the offsets of a
@@ -119,7 +120,7 @@ impl PlainCsv {
                 | Date32
                 | Utf8
                 | Timestamp(TimeUnit::Millisecond, None)
-        )
+        ) || matches!(ty, Decimal128(_, scale) if *scale >= 0)
     }
 
     /// Takes records from `buf` until a batch is full, or from its first
@@ -500,6 +501,28 @@ impl<'a> Cells<'a> {
                 Ok(Arc::new(builder.finish()))
             }
             DataType::Utf8 => Ok(Arc::new(self.strings(column, rows)?)),
+            DataType::Decimal128(precision, scale) if *scale >= 0 => {
+                let mut builder = PrimitiveBuilder::<Decimal128Type>::with_capacity(rows)
+                    .with_data_type(ty.clone());
+                let text = self.text.as_bytes();
+                for span in self.spans(column) {
+                    if span.0 == span.1 {
+                        builder.append_null();
+                        continue;
+                    }
+                    let value = plain_decimal128(
+                        text,
+                        span.0,
+                        span.1,
+                        *precision,
+                        u32::from(scale.unsigned_abs()),
+                    )
+                    .or_else(|| decimal_slowly(self.cell(span), *precision, *scale))
+                    .ok_or_else(|| unparsable(self.cell(span)))?;
+                    builder.append_value(value);
+                }
+                Ok(Arc::new(builder.finish()))
+            }
             other => Err(refused(&format!("a column of type {other}"))),
         }
     }
@@ -577,6 +600,25 @@ impl CellParser for Float64Type {
 impl CellParser for Float32Type {}
 impl CellParser for Date32Type {}
 
+/// A DECIMAL(precision, scale) cell that [`plain_decimal128`] leaves
+/// (exponents, blanks arrow-cast trims): arrow-cast's parser with one digit
+/// more, rounded half away from zero, as the text decoders' `DecimalRounding`
+/// reads it.
+#[cold]
+#[inline(never)]
+fn decimal_slowly(cell: &str, precision: u8, scale: i8) -> Option<i128> {
+    let wide = parse_decimal::<Decimal256Type>(cell, precision + 1, scale + 1).ok()?;
+    let ten = i256::from_i128(10);
+    let (quotient, remainder) = (wide.checked_div(ten)?, wide.checked_rem(ten)?);
+    let away = match remainder.to_i128()? {
+        r if r >= 5 => 1,
+        r if r <= -5 => -1,
+        _ => 0,
+    };
+    let value = quotient.to_i128()?.checked_add(away)?;
+    (value.unsigned_abs() < 10u128.checked_pow(u32::from(precision))?).then_some(value)
+}
+
 fn parse_bool(cell: &str) -> Option<bool> {
     if cell.eq_ignore_ascii_case("false") {
         Some(false)
@@ -621,8 +663,11 @@ mod tests {
         Ok(batches)
     }
 
+    /// arrow-csv, reading DECIMAL columns one digit wider and rounding them,
+    /// as the sources do.
     fn arrow_csv(columns: &FileColumns, batch_rows: usize) -> TextDecoder {
-        let mut builder = arrow_csv::ReaderBuilder::new(Arc::clone(&columns.schema))
+        let decimals = DecimalRounding::of(&columns.schema);
+        let mut builder = arrow_csv::ReaderBuilder::new(decimals.read_schema())
             .with_header(false)
             .with_batch_size(batch_rows);
         if let Some(projection) = &columns.projection {
@@ -630,7 +675,7 @@ mod tests {
         }
         TextDecoder::Csv {
             decoder: Box::new(builder.build_decoder()),
-            decimals: DecimalRounding::of(&columns.schema),
+            decimals,
         }
     }
 
@@ -696,6 +741,16 @@ mod tests {
             Just((
                 DataType::Date32,
                 Vocabulary::new(2, &["2024-02-29", "1970-01-01", "", "2024-13-01"])
+            )),
+            Just((
+                DataType::Decimal128(6, 2),
+                Vocabulary::new(
+                    7,
+                    &[
+                        "2.255", "-2.255", "0.004", "+.5", "7.", "9999.99", "-0.005", "",
+                        "9999.995", "1e2", " 1", "x", "12345"
+                    ]
+                )
             )),
             Just((
                 DataType::Timestamp(TimeUnit::Millisecond, None),
@@ -935,7 +990,8 @@ mod tests {
         let schema = |ty| FileColumns::of(Arc::new(Schema::new(vec![Field::new("c", ty, true)])));
         assert!(PlainCsv::new(&schema(DataType::Int64), b';', 8).is_some());
         assert!(PlainCsv::new(&schema(DataType::Int64), b'"', 8).is_none());
-        assert!(PlainCsv::new(&schema(DataType::Decimal128(10, 2)), b',', 8).is_none());
+        assert!(PlainCsv::new(&schema(DataType::Decimal128(10, 2)), b',', 8).is_some());
+        assert!(PlainCsv::new(&schema(DataType::Decimal128(10, -2)), b',', 8).is_none());
         let utc = DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into()));
         assert!(PlainCsv::new(&schema(utc), b',', 8).is_none());
     }
