@@ -125,17 +125,35 @@ impl CompiledExpr {
 
     /// Its value for every row of `batch`, or the first error.
     pub(crate) fn evaluate(&self, batch: &RecordBatch) -> Result<ArrayRef, String> {
-        let array = self
-            .physical
-            .evaluate(batch)
-            .and_then(|v| v.into_array(batch.num_rows()))
-            .map_err(|err| format!("evaluating {}: {err}", self.text))?;
+        self.try_evaluate(batch).map_err(|failed| failed.message)
+    }
+
+    /// [`Self::evaluate`], telling a kernel's panic apart from an error: a
+    /// panic (a bug in a kernel, or a kernel's refusal of a size, such as a
+    /// `repeat` past 2 GiB of text) is caught here, so that it costs the
+    /// batch's values and not the query.
+    fn try_evaluate(&self, batch: &RecordBatch) -> Result<ArrayRef, Failed> {
+        let evaluated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.physical
+                .evaluate(batch)
+                .and_then(|v| v.into_array(batch.num_rows()))
+        }))
+        .map_err(|panic| Failed {
+            message: format!(
+                "evaluating {}: internal error ({})",
+                self.text,
+                panic_message(panic.as_ref())
+            ),
+            panicked: true,
+        })?;
+        let array =
+            evaluated.map_err(|err| Failed::error(format!("evaluating {}: {err}", self.text)))?;
         if let Some(v) = timestamp_out_of_range(&array) {
-            return Err(format!(
+            return Err(Failed::error(format!(
                 "evaluating {}: {v} is out of range for {} (years -262143 to 262142)",
                 self.text,
                 array.data_type()
-            ));
+            )));
         }
         Ok(array)
     }
@@ -144,61 +162,96 @@ impl CompiledExpr {
     /// (each counted in `failures`). Costs nothing extra unless some row
     /// fails; then halves of the batch are evaluated, and halves of the
     /// halves that fail, down to the failing rows: O(k log n) evaluations
-    /// for k failing rows of n, and about n when most rows fail.
+    /// for k failing rows of n, and about n when most rows fail. Rows whose
+    /// evaluation panicked are not split further: they all become NULL (a
+    /// kernel that panics on a size would otherwise be run again on ever
+    /// smaller pieces that each build most of that size).
     pub(crate) fn evaluate_rows(
         &self,
         batch: &RecordBatch,
         failures: &mut RowFailures,
     ) -> Result<ArrayRef, String> {
-        let message = match self.evaluate(batch) {
+        let failed = match self.try_evaluate(batch) {
             Ok(array) => return Ok(array),
             // No rows, yet it failed: not a data problem.
-            Err(message) if batch.num_rows() == 0 => return Err(message),
-            Err(message) => message,
+            Err(failed) if batch.num_rows() == 0 => return Err(failed.message),
+            Err(failed) => failed,
         };
         let mut parts = Vec::new();
-        self.bisect(batch, 0, message, &mut parts, failures);
+        self.bisect(batch, 0, failed, &mut parts, failures);
         let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
         arrow_select::concat::concat(&refs).map_err(|e| format!("evaluating {}: {e}", self.text))
     }
 
     /// Appends to `parts` the values of `rows` (rows `offset..` of the
-    /// batch), which failed with `message` as a whole.
+    /// batch), which failed as a whole.
     fn bisect(
         &self,
         rows: &RecordBatch,
         offset: usize,
-        message: String,
+        failed: Failed,
         parts: &mut Vec<ArrayRef>,
         failures: &mut RowFailures,
     ) {
-        debug_assert!(rows.num_rows() > 0);
-        if rows.num_rows() == 1 {
-            failures.add(1, || format!("row {offset} of its batch: {message}"));
-            parts.push(new_null_array(&self.data_type, 1));
+        let n = rows.num_rows();
+        debug_assert!(n > 0);
+        if n == 1 || failed.panicked {
+            let message = failed.message;
+            failures.add(n, || match n {
+                1 => format!("row {offset} of its batch: {message}"),
+                _ => format!(
+                    "rows {offset} to {} of its batch: {message}",
+                    offset + n - 1
+                ),
+            });
+            parts.push(new_null_array(&self.data_type, n));
             return;
         }
-        if rows.num_rows() <= ROW_BY_ROW {
+        if n <= ROW_BY_ROW {
             // Halving further costs more evaluations than it saves when
             // failures are dense.
-            for row in 0..rows.num_rows() {
+            for row in 0..n {
                 let one = rows.slice(row, 1);
-                match self.evaluate(&one) {
+                match self.try_evaluate(&one) {
                     Ok(value) => parts.push(value),
-                    Err(message) => self.bisect(&one, offset + row, message, parts, failures),
+                    Err(failed) => self.bisect(&one, offset + row, failed, parts, failures),
                 }
             }
             return;
         }
-        let half = rows.num_rows() / 2;
-        for (start, len) in [(0, half), (half, rows.num_rows() - half)] {
+        let half = n / 2;
+        for (start, len) in [(0, half), (half, n - half)] {
             let slice = rows.slice(start, len);
-            match self.evaluate(&slice) {
+            match self.try_evaluate(&slice) {
                 Ok(values) => parts.push(values),
-                Err(message) => self.bisect(&slice, offset + start, message, parts, failures),
+                Err(failed) => self.bisect(&slice, offset + start, failed, parts, failures),
             }
         }
     }
+}
+
+/// Why an evaluation failed, and whether a kernel panicked.
+struct Failed {
+    message: String,
+    panicked: bool,
+}
+
+impl Failed {
+    fn error(message: String) -> Self {
+        Failed {
+            message,
+            panicked: false,
+        }
+    }
+}
+
+/// The message of a caught panic's payload (empty if it has none).
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
 }
 
 /// A value of a TIMESTAMP array that names no date and time (a CAST of a
@@ -282,6 +335,64 @@ mod tests {
             "{first}"
         );
         assert!(first.contains("Divide by zero"), "{first}");
+    }
+
+    /// `explode(x)`: x, but a kernel that panics on a batch holding a
+    /// negative x (as some of DataFusion's do on sizes they refuse).
+    #[derive(Debug, PartialEq, Eq, Hash)]
+    struct Explode(datafusion_expr::Signature);
+
+    impl datafusion_expr::ScalarUDFImpl for Explode {
+        fn name(&self) -> &str {
+            "explode"
+        }
+        fn signature(&self) -> &datafusion_expr::Signature {
+            &self.0
+        }
+        fn return_type(&self, _: &[DataType]) -> datafusion_common::Result<DataType> {
+            Ok(DataType::Int64)
+        }
+        fn invoke_with_args(
+            &self,
+            args: datafusion_expr::ScalarFunctionArgs,
+        ) -> datafusion_common::Result<datafusion_expr::ColumnarValue> {
+            let x = args.args[0].to_array(args.number_rows)?;
+            let negative = x
+                .as_primitive::<Int64Type>()
+                .iter()
+                .flatten()
+                .any(|v| v < 0);
+            assert!(!negative, "explode: a negative value");
+            Ok(datafusion_expr::ColumnarValue::Array(x))
+        }
+    }
+
+    #[test]
+    fn a_kernel_that_panics_costs_its_batch_values_not_the_query() {
+        let b = batch(&[1, -2, 3], &[0, 0, 0]);
+        let schema = DFSchema::try_from(b.schema()).expect("schema");
+        let explode =
+            datafusion_expr::ScalarUDF::new_from_impl(Explode(datafusion_expr::Signature::exact(
+                vec![DataType::Int64],
+                datafusion_expr::Volatility::Immutable,
+            )));
+        let e = CompiledExpr::new(&explode.call(vec![col("x")]), &schema).expect("compiles");
+        let mut failures = RowFailures::default();
+        let values = e.evaluate_rows(&b, &mut failures).expect("rows evaluate");
+        // Not split into halves: every row of the batch is NULL.
+        assert_eq!(values.null_count(), 3);
+        assert_eq!(failures.count, 3);
+        let first = failures.first.take().expect("a message");
+        assert!(
+            first.starts_with("rows 0 to 2 of its batch: evaluating explode(x): internal error (explode: a negative value)"),
+            "{first}"
+        );
+        // The next batch evaluates as usual.
+        let fine = batch(&[4, 5], &[0, 0]);
+        let values = e
+            .evaluate_rows(&fine, &mut failures)
+            .expect("rows evaluate");
+        assert_eq!(values.as_primitive::<Int64Type>().values(), &[4, 5]);
     }
 
     proptest::proptest! {

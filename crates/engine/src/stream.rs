@@ -234,11 +234,7 @@ impl Stream {
             }))
             .unwrap_or_else(|panic| {
                 finished = true;
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
+                let what = crate::expr::panic_message(panic.as_ref());
                 Err(format!("internal error ({what}); the query is stopped"))
             });
             let message = {
