@@ -1905,6 +1905,23 @@ fn decimals_reach_the_functions_that_read_doubles_and_insert_rounds_to_scale() {
 }
 
 #[test]
+fn hash_functions_digest_each_row() {
+    let out = run("SELECT md5(key) AS m, sha256(key) AS s, digest(key, 'blake3') AS b FROM s");
+    assert_eq!(
+        strings(&out, "m")[0].as_deref(),
+        Some("0cc175b9c0f1b6a831c399e269772661")
+    );
+    let sha = out.column_by_name("s").unwrap();
+    assert_eq!(sha.data_type(), &DataType::Binary);
+    let first = sha.as_binary::<i32>().value(0);
+    assert_eq!(
+        first.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+        "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"
+    );
+    assert_eq!(out.column_by_name("b").unwrap().null_count(), 0);
+}
+
+#[test]
 fn functions_that_only_run_rewritten_are_rewritten() {
     // coalesce and nvl2 become CASE, arrow_cast a CAST, as DataFusion's
     // optimizer would rewrite them; called as they are, they fail.

@@ -1676,3 +1676,19 @@ fn decimal_cells_round_half_away_from_zero_to_the_columns_scale() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "k,price\na,2.26\nb,1.01\n");
 }
+
+#[test]
+fn hash_functions_print_as_hex() {
+    let out = csv_script(
+        "hash.csv",
+        b"k\na\n",
+        "CREATE STREAM h (k VARCHAR) WITH (path = '{path}', format = 'csv'); \
+         SELECT md5(k) AS m, sha256(k) AS s FROM h;",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "m,s\n0cc175b9c0f1b6a831c399e269772661,\
+         ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb\n"
+    );
+}
