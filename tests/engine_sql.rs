@@ -1809,8 +1809,7 @@ fn decimal_columns_aggregate_exactly() {
             DataType::Float64,
             DataType::Decimal128(10, 2),
             DataType::Decimal128(10, 2),
-            // lag reads decimals as doubles (its default is a constant).
-            DataType::Float64,
+            DataType::Decimal128(10, 2),
             DataType::Decimal128(38, 0),
         ]
     );
@@ -1836,7 +1835,7 @@ fn decimal_columns_aggregate_exactly() {
         ints(&out, "n"),
         vec![Some(1), Some(2), Some(2), Some(2), Some(2)]
     );
-    assert_eq!(floats(&out, "before")[1], Some(1.1));
+    assert_eq!(decimals(&out, "before")[1], Some(110));
     assert_eq!(
         decimals(&out, "tripled"),
         [Some(330), Some(990), Some(990), Some(1650), Some(987)]
@@ -1866,7 +1865,7 @@ fn decimal_columns_aggregate_exactly() {
 }
 
 #[test]
-fn decimals_reach_the_functions_that_read_doubles_and_insert_rounds_to_scale() {
+fn decimals_reach_every_function_and_insert_rounds_to_scale() {
     let engine = Engine::new();
     engine
         .execute("CREATE STREAM p (k VARCHAR, price DECIMAL(10, 2))")
@@ -1875,7 +1874,9 @@ fn decimals_reach_the_functions_that_read_doubles_and_insert_rounds_to_scale() {
         .query(
             "SELECT price, var_pop(price) OVER w AS var, approx_median(price) OVER w AS med, \
                     m4(price) OVER w AS m4, argmax(price, k) OVER w AS arg, \
-                    approx_count_distinct(price) OVER w AS distinct_prices \
+                    approx_count_distinct(price) OVER w AS distinct_prices, \
+                    price - lag(price, 1, 1.005) OVER (ROWS 1 PRECEDING) AS change, \
+                    bloom_contains(price, 2.26) OVER w AS seen \
              FROM p WINDOW w AS (ROWS 9 PRECEDING)",
         )
         .unwrap();
@@ -1895,6 +1896,16 @@ fn decimals_reach_the_functions_that_read_doubles_and_insert_rounds_to_scale() {
         [Some("a".to_string()), Some("b".into()), Some("b".into())]
     );
     assert_eq!(ints(&out, "distinct_prices"), [Some(1), Some(2), Some(2)]);
+    // Decimal arithmetic on lag: 2.26 - 1.50 is 0.76 exactly; the default
+    // 1.005 takes the column's scale as it was written (1.01).
+    assert_eq!(decimals(&out, "change"), [Some(49), Some(76), Some(-76)]);
+    let seen: Vec<Option<bool>> = out
+        .column_by_name("seen")
+        .unwrap()
+        .as_boolean()
+        .iter()
+        .collect();
+    assert_eq!(seen, [Some(false), Some(true), Some(true)]);
     let m4 = out
         .column_by_name("m4")
         .unwrap()

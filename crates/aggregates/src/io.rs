@@ -155,8 +155,8 @@ impl Scalar for i128 {
         hash_bytes(&self.to_le_bytes())
     }
     /// Never: a constant's unscaled value depends on the scale, which only
-    /// the type knows. The registry reads decimals as doubles for the
-    /// functions that take a constant of their argument's type.
+    /// the type knows: the registry converts decimal constants with
+    /// [`Literal::as_decimal`].
     fn from_literal(_literal: &Literal) -> Option<i128> {
         None
     }

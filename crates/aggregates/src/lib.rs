@@ -25,6 +25,7 @@
 //! # Ok::<(), sliq_aggregates::AggregateError>(())
 //! ```
 
+mod decimal;
 mod error;
 mod exact;
 pub mod functions;
@@ -34,6 +35,7 @@ pub mod sketch;
 mod types;
 mod value;
 
+pub use decimal::{decimal_from_f64, parse_decimal};
 pub use error::AggregateError;
 pub use exact::DoubleDouble;
 pub use io::{Columns, OutputSink, OutputValue, Scalar};

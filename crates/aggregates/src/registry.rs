@@ -81,7 +81,7 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ),
     (
         "lag",
-        "lag(x any [, offset 0.. [, default]]) -> same type, DECIMAL as DOUBLE (over ROWS offset PRECEDING)",
+        "lag(x any [, offset 0.. [, default]]) -> same type (over ROWS offset PRECEDING)",
     ),
     (
         "m4",
@@ -338,6 +338,14 @@ impl Bound {
             }
             Bound::ApproxPercentile { q, accuracy } => v.visit(ApproxPercentile::new(q, accuracy)),
             Bound::Lag {
+                ty: ValueType::Decimal { precision, scale },
+                offset,
+                ref default,
+            } => v.visit(Lag::<i128>::new(
+                offset,
+                default.as_decimal(precision, scale),
+            )),
+            Bound::Lag {
                 ty,
                 offset,
                 ref default,
@@ -446,9 +454,7 @@ pub fn resolve(
             (bound, vec![ty], OutputType::Scalar(ty))
         }
         ("lag", 1..=3) => {
-            // A default constant converts to the argument's type, which a
-            // decimal's scale would have to take part in.
-            let ty = args[0].ty.decimal_as_double();
+            let ty = args[0].ty;
             let offset = match args.get(1) {
                 Some(_) => call.int_param(1, "offset", 0..=i64::MAX)? as u64,
                 None => 1,
@@ -514,7 +520,7 @@ pub fn resolve(
             )
         }
         ("bloom_contains", 2 | 3) => {
-            let ty = args[0].ty.decimal_as_double();
+            let ty = args[0].ty;
             let probe_hash = call.probe_hash(1, ty)?;
             let hashes = match args.get(2) {
                 Some(_) => call.int_param(2, "hashes", 1..=16)? as u32,
@@ -528,7 +534,7 @@ pub fn resolve(
             (bound, vec![ty], OutputType::Scalar(ValueType::Boolean))
         }
         ("countmin", 2) => {
-            let ty = args[0].ty.decimal_as_double();
+            let ty = args[0].ty;
             let probe_hash = call.probe_hash(1, ty)?;
             (
                 Bound::CountMin { ty, probe_hash },
@@ -584,6 +590,18 @@ fn invalid(name: &str, message: impl Into<String>) -> AggregateError {
     AggregateError::InvalidArgument {
         name: name.to_string(),
         message: message.into(),
+    }
+}
+
+/// The hash of `literal` as a value of type `ty`, if it converts: a
+/// decimal by the type's precision and scale, other types by
+/// [`Scalar::from_literal`].
+fn constant_of(ty: ValueType, literal: &Literal) -> Option<u64> {
+    match ty {
+        ValueType::Decimal { precision, scale } => {
+            literal.as_decimal(precision, scale).map(|v| v.hash64())
+        }
+        _ => with_scalar!(ty, T => T::from_literal(literal).map(|v| v.hash64())),
     }
 }
 
@@ -675,8 +693,7 @@ impl Call<'_> {
     /// Constant argument `i`, which must be NULL or a value of type `ty`.
     fn default_param(&self, i: usize, ty: ValueType) -> Result<Literal, AggregateError> {
         let literal = self.literal(i, "the default")?;
-        let fits =
-            *literal == Literal::Null || with_scalar!(ty, T => T::from_literal(literal).is_some());
+        let fits = *literal == Literal::Null || constant_of(ty, literal).is_some();
         if fits {
             Ok(literal.clone())
         } else {
@@ -690,7 +707,7 @@ impl Call<'_> {
     /// The hash of constant argument `i` as a value of type `ty`.
     fn probe_hash(&self, i: usize, ty: ValueType) -> Result<u64, AggregateError> {
         let literal = self.literal(i, "the value to look for")?;
-        let hash = with_scalar!(ty, T => T::from_literal(literal).map(|v| v.hash64()));
+        let hash = constant_of(ty, literal);
         hash.ok_or_else(|| {
             invalid(
                 self.name,

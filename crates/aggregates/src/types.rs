@@ -41,8 +41,7 @@ impl ValueType {
     }
 
     /// The type itself, except that a `Decimal` becomes `Float64`: for the
-    /// functions that read decimals as doubles (the statistics, and those
-    /// that compare values with a constant of the argument's type).
+    /// functions that read decimals as doubles (`m4`).
     pub fn decimal_as_double(self) -> ValueType {
         match self {
             ValueType::Decimal { .. } => ValueType::Float64,
@@ -102,6 +101,20 @@ impl Literal {
         match self {
             Literal::Int64(v) => Some(*v as f64),
             Literal::Float64(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// The literal as the unscaled value of a DECIMAL(precision, scale), if
+    /// it is a number that fits (a double as it was written, rounded half
+    /// away from zero).
+    pub fn as_decimal(&self, precision: u8, scale: i8) -> Option<i128> {
+        let scale = u32::try_from(scale).ok()?;
+        match self {
+            Literal::Int64(v) => i128::from(*v)
+                .checked_mul(10i128.checked_pow(scale)?)
+                .filter(|d| d.unsigned_abs() < 10u128.pow(u32::from(precision).min(38))),
+            Literal::Float64(v) => crate::decimal_from_f64(*v, precision, scale),
             _ => None,
         }
     }

@@ -173,6 +173,8 @@ fn naive<'w>(call: &TestCall, window: &'w [Vec<Value>]) -> Result<Value, String>
                 Some(oldest) if window.len() > offset => first(oldest).clone(),
                 _ => match param(2) {
                     Some(Literal::Int64(d)) => Value::Int64(d),
+                    // DECIMAL(38, 2) arguments: the default at scale 2.
+                    Some(Literal::Float64(d)) => Value::Decimal((d * 100.0).round() as i128),
                     Some(Literal::Utf8(d)) => Value::Utf8(d.into()),
                     _ => Value::Null,
                 },

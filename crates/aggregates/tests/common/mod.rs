@@ -156,6 +156,21 @@ pub fn all_calls() -> Vec<TestCall> {
         ],
     ));
     calls.push(call("countmin", vec![col(Int64), lit(Literal::Int64(2))]));
+    // Decimal constants take the argument's scale: 0.03 is 3, -7.5 is -750.
+    calls.push(call("lag", vec![col(DECIMAL)]));
+    calls.push(call(
+        "lag",
+        vec![
+            col(DECIMAL),
+            lit(Literal::Int64(2)),
+            lit(Literal::Float64(-7.5)),
+        ],
+    ));
+    calls.push(call(
+        "bloom_contains",
+        vec![col(DECIMAL), lit(Literal::Float64(0.03))],
+    ));
+    calls.push(call("countmin", vec![col(DECIMAL), lit(Literal::Int64(0))]));
     calls.push(call(
         "countmin",
         vec![col(Utf8), lit(Literal::Utf8("b".into()))],

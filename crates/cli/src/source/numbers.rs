@@ -28,12 +28,13 @@ pub(super) fn plain_integer(text: &[u8], start: usize, end: usize) -> Option<i64
     Some((magnitude as i64 ^ sign) - sign)
 }
 
-/// `[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)`, the cell `text[start..end]`, as the
-/// unscaled value of a DECIMAL(precision, scale), rounded half away from
-/// zero to `scale` digits after the point: what arrow-cast's parser, reading
-/// one digit more, and its cast to the column's scale return (see the text
-/// decoders' `DecimalRounding`). `None` for other text (exponents, blanks)
-/// and for values that do not fit the precision once rounded.
+/// The cell `text[start..end]` as the unscaled value of a
+/// DECIMAL(precision, scale) (see [`sliq_aggregates::parse_decimal`]): what
+/// arrow-cast's parser, reading one digit more, and its cast to the
+/// column's scale return (see the text decoders' `DecimalRounding`). `None`
+/// for other text (exponents, blanks) and for values that do not fit the
+/// precision once rounded.
+#[inline]
 pub(super) fn plain_decimal128(
     text: &[u8],
     start: usize,
@@ -41,41 +42,7 @@ pub(super) fn plain_decimal128(
     precision: u8,
     scale: u32,
 ) -> Option<i128> {
-    let cell = &text[start..end];
-    let (negative, digits) = match cell.first()? {
-        b'-' => (true, &cell[1..]),
-        b'+' => (false, &cell[1..]),
-        _ => (false, cell),
-    };
-    let (mut value, mut kept, mut any_digit) = (0i128, 0u32, false);
-    let (mut point, mut round_up, mut dropped) = (false, false, false);
-    for &b in digits {
-        match b {
-            b'0'..=b'9' if point && kept == scale => {
-                // Rounding looks only at the first digit dropped.
-                if !dropped {
-                    round_up = b >= b'5';
-                    dropped = true;
-                }
-                any_digit = true;
-            }
-            b'0'..=b'9' => {
-                value = value.checked_mul(10)?.checked_add(i128::from(b - b'0'))?;
-                kept += u32::from(point);
-                any_digit = true;
-            }
-            b'.' if !point => point = true,
-            _ => return None,
-        }
-    }
-    if !any_digit {
-        return None;
-    }
-    value = value.checked_mul(10i128.checked_pow(scale - kept)?)? + i128::from(round_up);
-    if value >= 10i128.checked_pow(u32::from(precision))? {
-        return None;
-    }
-    Some(if negative { -value } else { value })
+    sliq_aggregates::parse_decimal(&text[start..end], precision, scale)
 }
 
 /// `-?[0-9]+(\.[0-9]+)?` in at most 8 bytes after the sign, the cell
@@ -283,36 +250,5 @@ mod tests {
         ] {
             assert_eq!(decimal("0", refused), None, "{refused:?}");
         }
-    }
-
-    #[test]
-    fn decimals_round_half_away_from_zero_and_keep_their_precision() {
-        let read = |cell: &str, precision, scale| {
-            plain_decimal128(cell.as_bytes(), 0, cell.len(), precision, scale)
-        };
-        assert_eq!(read("2.255", 10, 2), Some(226));
-        assert_eq!(read("-2.255", 10, 2), Some(-226));
-        assert_eq!(read("2.2549", 10, 2), Some(225));
-        assert_eq!(read("+.5", 10, 2), Some(50));
-        assert_eq!(read("7.", 3, 0), Some(7));
-        assert_eq!(read("0.004", 5, 2), Some(0));
-        assert_eq!(read("-0.005", 5, 2), Some(-1));
-        assert_eq!(read("99999999.99", 10, 2), Some(9_999_999_999));
-        // Past the precision, once rounded, or not a plain decimal.
-        for cell in [
-            "99999999.995",
-            "123456789",
-            "1e3",
-            ".",
-            "-",
-            "",
-            " 1",
-            "1.2.3",
-        ] {
-            assert_eq!(read(cell, 10, 2), None, "{cell:?}");
-        }
-        let widest = "9".repeat(38);
-        assert_eq!(read(&widest, 38, 0), Some(10i128.pow(38) - 1));
-        assert_eq!(read(&format!("{widest}.5"), 38, 0), None);
     }
 }
