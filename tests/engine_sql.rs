@@ -1912,7 +1912,11 @@ fn decimals_reach_every_function_and_insert_rounds_to_scale() {
         .as_any()
         .downcast_ref::<StructArray>()
         .unwrap();
-    assert_eq!(m4.column(1).data_type(), &DataType::Float64);
+    assert_eq!(m4.column(1).data_type(), &DataType::Decimal128(10, 2));
+    let max = m4
+        .column(1)
+        .as_primitive::<arrow_array::types::Decimal128Type>();
+    assert_eq!(max.value(2), 226);
 }
 
 #[test]

@@ -85,7 +85,7 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ),
     (
         "m4",
-        "m4(x BIGINT|DOUBLE|TIMESTAMP|DATE) -> STRUCT(min, max, first, last)",
+        "m4(x BIGINT|DOUBLE|DECIMAL|TIMESTAMP|DATE) -> STRUCT(min, max, first, last)",
     ),
     ("relvar", "relvar(x numeric) -> DOUBLE"),
     ("regr_slope", "regr_slope(y numeric, x numeric) -> DOUBLE"),
@@ -318,6 +318,7 @@ impl Bound {
                 with_scalar!(ty, T => v.visit(FirstLast::<T, false>::new(ignore_nulls)))
             }
             Bound::M4(ValueType::Float64) => v.visit(M4::<f64>::default()),
+            Bound::M4(ValueType::Decimal { .. }) => v.visit(M4::<i128>::default()),
             Bound::M4(_) => v.visit(M4::<i64>::default()),
             Bound::Geomean => v.visit(Geomean),
             Bound::Variance(kind) => v.visit(Variance(kind)),
@@ -471,10 +472,14 @@ pub fn resolve(
             (bound, vec![ty], OutputType::Scalar(ty))
         }
         ("m4", 1) => {
-            let ty = args[0].ty.decimal_as_double();
+            let ty = args[0].ty;
             if !matches!(
                 ty,
-                ValueType::Int64 | ValueType::Float64 | ValueType::Timestamp | ValueType::Date
+                ValueType::Int64
+                    | ValueType::Float64
+                    | ValueType::Timestamp
+                    | ValueType::Date
+                    | ValueType::Decimal { .. }
             ) {
                 return Err(call.mismatch());
             }

@@ -40,15 +40,6 @@ impl ValueType {
         )
     }
 
-    /// The type itself, except that a `Decimal` becomes `Float64`: for the
-    /// functions that read decimals as doubles (`m4`).
-    pub fn decimal_as_double(self) -> ValueType {
-        match self {
-            ValueType::Decimal { .. } => ValueType::Float64,
-            other => other,
-        }
-    }
-
     /// Types with a total SQL order usable by `min`, `max`, `argmax`, …
     pub fn is_ordered(self) -> bool {
         true

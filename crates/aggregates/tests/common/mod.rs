@@ -140,7 +140,7 @@ pub fn all_calls() -> Vec<TestCall> {
             lit(Literal::Utf8("none".into())),
         ],
     ));
-    for ty in [Int64, Float64, Timestamp] {
+    for ty in [Int64, Float64, Timestamp, DECIMAL] {
         calls.push(call("m4", vec![col(ty)]));
     }
     calls.push(call(
