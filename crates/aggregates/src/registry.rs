@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use crate::functions::{
-    ArgExtreme, Avg, Count, DecimalAvg, Extreme, ExtremeCount, FirstLast, FloatExtreme, Geomean,
-    Lag, M4, RegrSlope, RelVar, Sum, Variance, VarianceKind,
+    ArgExtreme, Avg, Bivariate, BivariateKind, Count, DecimalAvg, Extreme, ExtremeCount, FirstLast,
+    FloatExtreme, Geomean, Lag, M4, RelVar, Sum, Variance, VarianceKind,
 };
 use crate::sketch::{ApproxCountDistinct, ApproxPercentile, BloomContains, CountMin};
 use crate::{Aggregate, AggregateError, ArgType, Literal, OutputType, Scalar, ValueType};
@@ -89,6 +89,19 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ),
     ("relvar", "relvar(x numeric) -> DOUBLE"),
     ("regr_slope", "regr_slope(y numeric, x numeric) -> DOUBLE"),
+    (
+        "regr_intercept",
+        "regr_intercept(y numeric, x numeric) -> DOUBLE",
+    ),
+    ("regr_r2", "regr_r2(y numeric, x numeric) -> DOUBLE"),
+    ("corr", "corr(y numeric, x numeric) -> DOUBLE"),
+    ("covar_pop", "covar_pop(y numeric, x numeric) -> DOUBLE"),
+    ("covar_samp", "covar_samp(y numeric, x numeric) -> DOUBLE"),
+    ("regr_avgx", "regr_avgx(y numeric, x numeric) -> DOUBLE"),
+    ("regr_avgy", "regr_avgy(y numeric, x numeric) -> DOUBLE"),
+    ("regr_sxx", "regr_sxx(y numeric, x numeric) -> DOUBLE"),
+    ("regr_syy", "regr_syy(y numeric, x numeric) -> DOUBLE"),
+    ("regr_sxy", "regr_sxy(y numeric, x numeric) -> DOUBLE"),
     (
         "approx_count_distinct",
         "approx_count_distinct(x any) -> BIGINT",
@@ -220,7 +233,7 @@ enum Bound {
     Geomean,
     Variance(VarianceKind),
     RelVar,
-    RegrSlope,
+    Bivariate(BivariateKind),
     ApproxCountDistinct(ValueType),
     BloomContains {
         ty: ValueType,
@@ -323,7 +336,7 @@ impl Bound {
             Bound::Geomean => v.visit(Geomean),
             Bound::Variance(kind) => v.visit(Variance(kind)),
             Bound::RelVar => v.visit(RelVar),
-            Bound::RegrSlope => v.visit(RegrSlope),
+            Bound::Bivariate(kind) => v.visit(Bivariate(kind)),
             Bound::ApproxCountDistinct(ty) => {
                 with_scalar!(ty, T => v.visit(ApproxCountDistinct::<T>::default()))
             }
@@ -506,10 +519,26 @@ pub fn resolve(
                 OutputType::Scalar(ValueType::Float64),
             )
         }
-        ("regr_slope", 2) => {
+        (
+            "regr_slope" | "regr_intercept" | "regr_r2" | "corr" | "covar_pop" | "covar_samp"
+            | "regr_avgx" | "regr_avgy" | "regr_sxx" | "regr_syy" | "regr_sxy",
+            2,
+        ) => {
             numeric(&call)?;
             call.numeric_arg(1)?;
-            let bound = Bound::RegrSlope;
+            let bound = Bound::Bivariate(match canonical {
+                "regr_slope" => BivariateKind::Slope,
+                "regr_intercept" => BivariateKind::Intercept,
+                "regr_r2" => BivariateKind::R2,
+                "corr" => BivariateKind::Corr,
+                "covar_pop" => BivariateKind::CovarPop,
+                "covar_samp" => BivariateKind::CovarSamp,
+                "regr_avgx" => BivariateKind::AvgX,
+                "regr_avgy" => BivariateKind::AvgY,
+                "regr_sxx" => BivariateKind::Sxx,
+                "regr_syy" => BivariateKind::Syy,
+                _ => BivariateKind::Sxy,
+            });
             (
                 bound,
                 vec![ValueType::Float64, ValueType::Float64],

@@ -371,3 +371,40 @@ fn regr_slope_fits_a_line() {
         "vertical"
     );
 }
+
+#[test]
+fn correlation_and_regression_match_textbook_values() {
+    // x = 1..5, y = 2, 4, 5, 4, 5: x̄ = 3, ȳ = 4, Sxx = 10, Syy = 6, Sxy = 6.
+    let rows: Vec<Vec<Value>> = [2.0, 4.0, 5.0, 4.0, 5.0]
+        .iter()
+        .enumerate()
+        .map(|(i, y)| vec![F(*y), F(i as f64 + 1.0)])
+        .collect();
+    let args = [col(ValueType::Float64), col(ValueType::Float64)];
+    for (name, want) in [
+        ("regr_slope", 0.6),
+        ("regr_intercept", 2.2),
+        ("regr_r2", 0.6),
+        ("corr", 6.0 / 60f64.sqrt()),
+        ("covar_pop", 1.2),
+        ("covar_samp", 1.5),
+        ("regr_avgx", 3.0),
+        ("regr_avgy", 4.0),
+        ("regr_sxx", 10.0),
+        ("regr_syy", 6.0),
+        ("regr_sxy", 6.0),
+    ] {
+        match run(name, &args, rows.clone()).unwrap() {
+            F(got) => assert!((got - want).abs() < 1e-12, "{name}: {got} against {want}"),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    // Every y equal: a perfect fit, but no correlation.
+    let flat: Vec<Vec<Value>> = (0..3).map(|x| vec![F(7.0), F(x as f64)]).collect();
+    assert_eq!(run("regr_r2", &args, flat.clone()).unwrap(), F(1.0));
+    assert_eq!(run("corr", &args, flat.clone()).unwrap(), Null);
+    // One pair: a population covariance, no sample one.
+    let one = vec![vec![F(1.0), F(2.0)]];
+    assert_eq!(run("covar_pop", &args, one.clone()).unwrap(), F(0.0));
+    assert_eq!(run("covar_samp", &args, one).unwrap(), Null);
+}

@@ -217,20 +217,43 @@ fn naive<'w>(call: &TestCall, window: &'w [Vec<Value>]) -> Result<Value, String>
             let max = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             or_null(!finite.is_empty() && max != 0.0, (max - min) / max)
         }
-        "regr_slope" => {
+        "regr_slope" | "regr_intercept" | "regr_r2" | "corr" | "covar_pop" | "covar_samp"
+        | "regr_avgx" | "regr_avgy" | "regr_sxx" | "regr_syy" | "regr_sxy" => {
             let pairs: Vec<(f64, f64)> = window
                 .iter()
                 .filter_map(|r| Some((float(&r[0])?, float(&r[1])?)))
                 .filter(|(y, x)| y.is_finite() && x.is_finite())
                 .collect();
+            if pairs.is_empty() {
+                return Ok(Value::Null);
+            }
             let n = pairs.len() as f64;
             let (mx, my) = (
                 pairs.iter().map(|p| p.1).sum::<f64>() / n,
                 pairs.iter().map(|p| p.0).sum::<f64>() / n,
             );
             let sxx: f64 = pairs.iter().map(|p| (p.1 - mx) * (p.1 - mx)).sum();
+            let syy: f64 = pairs.iter().map(|p| (p.0 - my) * (p.0 - my)).sum();
             let sxy: f64 = pairs.iter().map(|p| (p.1 - mx) * (p.0 - my)).sum();
-            or_null(pairs.len() >= 2 && sxx != 0.0, sxy / sxx)
+            // Exactly zero only when every x (or y) is equal, in both.
+            let (x_varies, y_varies) = (
+                pairs.iter().any(|p| p.1 != pairs[0].1),
+                pairs.iter().any(|p| p.0 != pairs[0].0),
+            );
+            match call.name {
+                "regr_slope" => or_null(x_varies, sxy / sxx),
+                "regr_intercept" => or_null(x_varies, my - sxy / sxx * mx),
+                "regr_r2" if x_varies && !y_varies => Value::Float64(1.0),
+                "regr_r2" => or_null(x_varies, sxy * sxy / (sxx * syy)),
+                "corr" => or_null(x_varies && y_varies, sxy / (sxx * syy).sqrt()),
+                "covar_pop" => Value::Float64(sxy / n),
+                "covar_samp" => or_null(pairs.len() >= 2, sxy / (n - 1.0)),
+                "regr_avgx" => Value::Float64(mx),
+                "regr_avgy" => Value::Float64(my),
+                "regr_sxx" => Value::Float64(sxx),
+                "regr_syy" => Value::Float64(syy),
+                _ => Value::Float64(sxy),
+            }
         }
         other => panic!("no naive oracle for {other}"),
     })

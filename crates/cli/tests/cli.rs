@@ -1692,3 +1692,37 @@ fn hash_functions_print_as_hex() {
          ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb\n"
     );
 }
+
+#[test]
+fn correlation_over_a_window_prints_per_row() {
+    let out = csv_script(
+        "corr.csv",
+        b"x,y\n1,2\n2,4\n3,5\n4,4\n5,5\n",
+        "CREATE STREAM c (x BIGINT, y DOUBLE) WITH (path = '{path}', format = 'csv'); \
+         SELECT x, corr(y, x) OVER (ROWS 4 PRECEDING) AS r, \
+                covar_samp(y, x) OVER (ROWS 4 PRECEDING) AS cs FROM c;",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    // One pair: no correlation and no sample covariance; then the line
+    // through (1, 2) and (2, 4); at the end 6 / sqrt(60) and 6 / 4.
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[..3], ["x,r,cs", "1,,", "2,1.0,1.0"]);
+    let want = [
+        (3.0 / (28.0f64 / 3.0).sqrt(), 1.5),
+        (3.5 / 23.75f64.sqrt(), 3.5 / 3.0),
+        (6.0 / 60f64.sqrt(), 1.5),
+    ];
+    for (line, (r, cs)) in lines[3..].iter().zip(want) {
+        let cells: Vec<f64> = line
+            .split(',')
+            .skip(1)
+            .map(|c| c.parse().unwrap())
+            .collect();
+        assert!(
+            (cells[0] - r).abs() < 1e-12 && (cells[1] - cs).abs() < 1e-12,
+            "{line}"
+        );
+    }
+    assert_eq!(lines.len(), 6);
+}

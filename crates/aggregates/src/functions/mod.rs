@@ -15,4 +15,6 @@ pub use order::{
     ArgExtreme, Extreme, ExtremeCount, FirstLast, FloatExtreme, Lag, M4, M4Output, M4State,
     MaybeF64,
 };
-pub use stats::{CoMoments, Geomean, Moments, RegrSlope, RelVar, Variance, VarianceKind};
+pub use stats::{
+    Bivariate, BivariateKind, CoMoments, Geomean, Moments, RelVar, Variance, VarianceKind,
+};

@@ -158,8 +158,8 @@ impl Aggregate for RelVar {
     }
 }
 
-/// Co-moments of pairs `(x, y)`: count, means, `Σ(x − x̄)²` and
-/// `Σ(x − x̄)(y − ȳ)`, merged with Chan's parallel formula.
+/// Co-moments of pairs `(x, y)`: count, means, `Σ(x − x̄)²`, `Σ(y − ȳ)²`
+/// and `Σ(x − x̄)(y − ȳ)`, merged with Chan's parallel formula.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CoMoments {
     /// Number of pairs.
@@ -170,6 +170,8 @@ pub struct CoMoments {
     pub mean_y: f64,
     /// Sum of squared deviations of x.
     pub m2_x: f64,
+    /// Sum of squared deviations of y.
+    pub m2_y: f64,
     /// Sum of co-deviations of x and y.
     pub c_xy: f64,
 }
@@ -191,18 +193,48 @@ impl CoMoments {
             mean_x: a.mean_x + dx * (nb / nf),
             mean_y: a.mean_y + dy * (nb / nf),
             m2_x: a.m2_x + b.m2_x + dx * dx * weight,
+            m2_y: a.m2_y + b.m2_y + dy * dy * weight,
             c_xy: a.c_xy + b.c_xy + dx * dy * weight,
         }
     }
 }
 
-/// `regr_slope(y, x)`: the least-squares slope of `y` against `x` (SQL's
-/// argument order). Pairs with a NULL, NaN or infinite member are skipped;
-/// NULL for fewer than two pairs or when every `x` is equal.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RegrSlope;
+/// Which statistic of pairs `(y, x)` a [`Bivariate`] gives, as SQL (and
+/// PostgreSQL) define them over the pairs where both are present.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BivariateKind {
+    /// `regr_slope`: the least-squares slope of y against x.
+    Slope,
+    /// `regr_intercept`: where that line crosses x = 0.
+    Intercept,
+    /// `regr_r2`: the square of the correlation (1 when every y is equal).
+    R2,
+    /// `corr`: the correlation coefficient.
+    Corr,
+    /// `covar_pop`: the population covariance.
+    CovarPop,
+    /// `covar_samp`: the sample covariance.
+    CovarSamp,
+    /// `regr_avgx`: the mean of x.
+    AvgX,
+    /// `regr_avgy`: the mean of y.
+    AvgY,
+    /// `regr_sxx`: the sum of x's squared deviations.
+    Sxx,
+    /// `regr_syy`: the sum of y's squared deviations.
+    Syy,
+    /// `regr_sxy`: the sum of their co-deviations.
+    Sxy,
+}
 
-impl Monoid for RegrSlope {
+/// `regr_slope(y, x)`, `corr(y, x)`, `covar_pop(y, x)`, … (SQL's argument
+/// order, y first). Pairs with a NULL, NaN or infinite member are skipped.
+/// NULL without pairs, with fewer than two where a sample needs them, and
+/// where x (or, for `corr`, either) does not vary.
+#[derive(Clone, Copy, Debug)]
+pub struct Bivariate(pub BivariateKind);
+
+impl Monoid for Bivariate {
     type Agg = CoMoments;
     #[inline]
     fn identity(&self) -> CoMoments {
@@ -214,7 +246,7 @@ impl Monoid for RegrSlope {
     }
 }
 
-impl Aggregate for RegrSlope {
+impl Aggregate for Bivariate {
     type Output = Option<f64>;
     #[inline]
     fn lift<C: Columns>(&self, columns: &C, row: usize) -> CoMoments {
@@ -223,13 +255,31 @@ impl Aggregate for RegrSlope {
                 n: 1,
                 mean_x: x,
                 mean_y: y,
-                m2_x: 0.0,
-                c_xy: 0.0,
+                ..CoMoments::default()
             },
             _ => CoMoments::default(),
         }
     }
     fn lower(&self, m: &CoMoments) -> Result<Option<f64>, AggregateError> {
-        Ok((m.n >= 2 && m.m2_x != 0.0).then(|| m.c_xy / m.m2_x))
+        use BivariateKind::*;
+        if m.n == 0 {
+            return Ok(None);
+        }
+        let varies = m.m2_x != 0.0;
+        Ok(match self.0 {
+            Slope => varies.then(|| m.c_xy / m.m2_x),
+            Intercept => varies.then(|| m.mean_y - m.c_xy / m.m2_x * m.mean_x),
+            R2 if !varies => None,
+            R2 if m.m2_y == 0.0 => Some(1.0),
+            R2 => Some(m.c_xy * m.c_xy / (m.m2_x * m.m2_y)),
+            Corr => (varies && m.m2_y != 0.0).then(|| m.c_xy / (m.m2_x * m.m2_y).sqrt()),
+            CovarPop => Some(m.c_xy / m.n as f64),
+            CovarSamp => (m.n >= 2).then(|| m.c_xy / (m.n - 1) as f64),
+            AvgX => Some(m.mean_x),
+            AvgY => Some(m.mean_y),
+            Sxx => Some(m.m2_x),
+            Syy => Some(m.m2_y),
+            Sxy => Some(m.c_xy),
+        })
     }
 }

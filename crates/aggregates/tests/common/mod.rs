@@ -91,6 +91,21 @@ pub fn all_calls() -> Vec<TestCall> {
             vec![col(ty), lit(Literal::Float64(0.9))],
         ));
     }
+    for name in [
+        "regr_slope",
+        "regr_intercept",
+        "regr_r2",
+        "corr",
+        "covar_pop",
+        "covar_samp",
+        "regr_avgx",
+        "regr_avgy",
+        "regr_sxx",
+        "regr_syy",
+        "regr_sxy",
+    ] {
+        calls.push(call(name, vec![col(Float64), col(Int64)]));
+    }
     calls.push(call(
         "approx_percentile",
         vec![
