@@ -1920,6 +1920,52 @@ fn decimals_reach_every_function_and_insert_rounds_to_scale() {
 }
 
 #[test]
+fn bool_and_and_bool_or_skip_nulls() {
+    let out = run(
+        "SELECT v > 2 AS big, bool_and(v > 2) OVER (ROWS 1 PRECEDING) AS every_big, \
+                every(v > 2) OVER (ROWS 1 PRECEDING) AS also, \
+                bool_or(v > 4) OVER (ROWS 1 PRECEDING) AS some_huge FROM s GROUP BY key",
+    );
+    let column = |name: &str| -> Vec<Option<bool>> {
+        out.column_by_name(name)
+            .unwrap()
+            .as_boolean()
+            .iter()
+            .collect()
+    };
+    // a: 5 | 5, 3 | 3, 4 | 4, 2 ; b: 1 | 1, 7
+    assert_eq!(
+        column("every_big"),
+        [
+            Some(true),
+            Some(false),
+            Some(true),
+            Some(true),
+            Some(false),
+            Some(false)
+        ]
+    );
+    assert_eq!(column("also"), column("every_big"));
+    assert_eq!(
+        column("some_huge"),
+        [
+            Some(true),
+            Some(false),
+            Some(true),
+            Some(false),
+            Some(false),
+            Some(true)
+        ]
+    );
+    let (engine, _s) = engine_with_s();
+    let err = engine
+        .query("SELECT bool_or(v) OVER (ROWS 1 PRECEDING) FROM s")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("bool_or(DOUBLE) does not match"), "{err}");
+}
+
+#[test]
 fn hash_functions_digest_each_row() {
     let out = run("SELECT md5(key) AS m, sha256(key) AS s, digest(key, 'blake3') AS b FROM s");
     assert_eq!(

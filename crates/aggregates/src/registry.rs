@@ -50,6 +50,12 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("mean", "mean(x numeric) -> DOUBLE (alias of avg)"),
     ("min", "min(x any) -> same type"),
     ("max", "max(x any) -> same type"),
+    (
+        "bool_and",
+        "bool_and(x BOOLEAN) -> BOOLEAN (every non-NULL x is true)",
+    ),
+    ("every", "every(x BOOLEAN) -> BOOLEAN (alias of bool_and)"),
+    ("bool_or", "bool_or(x BOOLEAN) -> BOOLEAN (some x is true)"),
     ("geomean", "geomean(x numeric) -> DOUBLE"),
     ("var_pop", "var_pop(x numeric) -> DOUBLE"),
     ("var_samp", "var_samp(x numeric) -> DOUBLE"),
@@ -448,6 +454,21 @@ pub fn resolve(
                 },
                 vec![x, y],
                 OutputType::Scalar(y),
+            )
+        }
+        // The least and the greatest boolean: false < true.
+        ("bool_and" | "every" | "bool_or", 1) => {
+            if args[0].ty != ValueType::Boolean {
+                return Err(call.mismatch());
+            }
+            let bound = Bound::Extreme {
+                ty: ValueType::Boolean,
+                max: canonical == "bool_or",
+            };
+            (
+                bound,
+                vec![ValueType::Boolean],
+                OutputType::Scalar(ValueType::Boolean),
             )
         }
         ("maxcount" | "mincount", 1) => {

@@ -130,6 +130,14 @@ fn naive<'w>(call: &TestCall, window: &'w [Vec<Value>]) -> Result<Value, String>
             }
             Some(_) => Value::Float64(floats.iter().sum::<f64>() / floats.len() as f64),
         },
+        "bool_and" | "every" => match present.is_empty() {
+            true => Value::Null,
+            false => Value::Boolean(present.iter().all(|v| **v == Value::Boolean(true))),
+        },
+        "bool_or" => match present.is_empty() {
+            true => Value::Null,
+            false => Value::Boolean(present.iter().any(|v| **v == Value::Boolean(true))),
+        },
         "min" => best(window, Ordering::Less).map_or(Value::Null, |r| r[0].clone()),
         "max" => best(window, Ordering::Greater).map_or(Value::Null, |r| r[0].clone()),
         "argmin" => best(window, Ordering::Less).map_or(Value::Null, |r| r[1].clone()),

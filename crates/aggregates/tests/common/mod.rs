@@ -114,6 +114,9 @@ pub fn all_calls() -> Vec<TestCall> {
             lit(Literal::Float64(0.05)),
         ],
     ));
+    for name in ["bool_and", "every", "bool_or"] {
+        calls.push(call(name, vec![col(Boolean)]));
+    }
     calls.push(call("sum", vec![col(DECIMAL)]));
     calls.push(call("avg", vec![col(DECIMAL)]));
     for x in [Int64, Float64, Utf8, Boolean, DECIMAL] {
