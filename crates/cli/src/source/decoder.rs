@@ -69,9 +69,10 @@ impl DecimalRounding {
     pub(super) fn of(schema: &SchemaRef) -> Self {
         let widen = |field: &Arc<Field>| match field.data_type() {
             DataType::Decimal128(p, s) if *s >= 0 => {
-                let wider = match p + 1 {
-                    p if p <= DECIMAL128_MAX_PRECISION => DataType::Decimal128(p, s + 1),
-                    p => DataType::Decimal256(p, s + 1),
+                let (p, s) = (p.saturating_add(1), s.saturating_add(1));
+                let wider = match p {
+                    p if p <= DECIMAL128_MAX_PRECISION => DataType::Decimal128(p, s),
+                    p => DataType::Decimal256(p, s),
                 };
                 Arc::new(field.as_ref().clone().with_data_type(wider))
             }

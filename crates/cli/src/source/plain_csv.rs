@@ -607,7 +607,9 @@ impl CellParser for Date32Type {}
 #[cold]
 #[inline(never)]
 fn decimal_slowly(cell: &str, precision: u8, scale: i8) -> Option<i128> {
-    let wide = parse_decimal::<Decimal256Type>(cell, precision + 1, scale + 1).ok()?;
+    let wide =
+        parse_decimal::<Decimal256Type>(cell, precision.saturating_add(1), scale.saturating_add(1))
+            .ok()?;
     let ten = i256::from_i128(10);
     let (quotient, remainder) = (wide.checked_div(ten)?, wide.checked_rem(ten)?);
     let away = match remainder.to_i128()? {
