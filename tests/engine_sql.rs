@@ -1920,6 +1920,33 @@ fn decimals_reach_every_function_and_insert_rounds_to_scale() {
 }
 
 #[test]
+fn max_by_and_min_by_are_argmax_and_argmin_with_the_arguments_swapped() {
+    let out = run(
+        "SELECT max_by(ts, v) OVER w AS mb, argmax(v, ts) OVER w AS am, \
+                min_by(key, v) OVER w AS nb, argmin(v, key) OVER w AS an \
+         FROM s WINDOW w AS (ROWS 2 PRECEDING)",
+    );
+    // v: 5, 1, 3, 4, 2, 7 at ts 1 s, 2 s, 3 s, 4 s, 15 s, 16 s.
+    assert_eq!(
+        ints(&out, "mb"),
+        vec![
+            Some(1_000),
+            Some(1_000),
+            Some(1_000),
+            Some(4_000),
+            Some(4_000),
+            Some(16_000)
+        ]
+    );
+    assert_eq!(ints(&out, "mb"), ints(&out, "am"));
+    assert_eq!(strings(&out, "nb"), strings(&out, "an"));
+    assert_eq!(
+        out.schema().field_with_name("mb").unwrap().data_type(),
+        &DataType::Int64
+    );
+}
+
+#[test]
 fn bool_and_and_bool_or_skip_nulls() {
     let out = run(
         "SELECT v > 2 AS big, bool_and(v > 2) OVER (ROWS 1 PRECEDING) AS every_big, \

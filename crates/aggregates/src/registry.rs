@@ -71,6 +71,14 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ),
     ("argmax", "argmax(x any, y any) -> type of y"),
     ("argmin", "argmin(x any, y any) -> type of y"),
+    (
+        "max_by",
+        "max_by(x any, y any) -> type of x (argmax(y, x): the x of the row with the greatest y)",
+    ),
+    (
+        "min_by",
+        "min_by(x any, y any) -> type of x (argmin(y, x): the x of the row with the least y)",
+    ),
     ("maxcount", "maxcount(x any) -> BIGINT"),
     ("mincount", "mincount(x any) -> BIGINT"),
     (
@@ -161,6 +169,9 @@ pub struct ResolvedAggregate {
     inputs: Vec<ValueType>,
     output: OutputType,
     bound: Bound,
+    /// The call's two value arguments go to the aggregate in the other
+    /// order (`max_by(x, y)` is `argmax(y, x)`).
+    swapped: bool,
 }
 
 impl ResolvedAggregate {
@@ -169,10 +180,19 @@ impl ResolvedAggregate {
         self.name
     }
 
-    /// The types of the value arguments the engine must provide, in order
-    /// (argument `i` of the call, cast to `inputs()[i]`).
+    /// The types of the value arguments the engine must provide, in order:
+    /// argument `i` of the call, cast to `inputs()[i]`, except that
+    /// [`Self::swaps_arguments`] exchanges the first two.
     pub fn inputs(&self) -> &[ValueType] {
         &self.inputs
+    }
+
+    /// Whether the engine must provide the call's first two value arguments
+    /// in the other order: `max_by(x, y)` and `min_by(x, y)` (the x of the
+    /// row with the greatest or least y, as in Trino, Spark and DuckDB) run
+    /// as `argmax(y, x)` and `argmin(y, x)`.
+    pub fn swaps_arguments(&self) -> bool {
+        self.swapped
     }
 
     /// The result type.
@@ -444,13 +464,16 @@ pub fn resolve(
                 OutputType::Scalar(ty),
             )
         }
-        ("argmax" | "argmin", 2) => {
-            let (x, y) = (args[0].ty, args[1].ty);
+        ("argmax" | "argmin" | "max_by" | "min_by", 2) => {
+            let (x, y) = match canonical {
+                "max_by" | "min_by" => (args[1].ty, args[0].ty),
+                _ => (args[0].ty, args[1].ty),
+            };
             (
                 Bound::ArgExtreme {
                     x,
                     y,
-                    max: canonical == "argmax",
+                    max: matches!(canonical, "argmax" | "max_by"),
                 },
                 vec![x, y],
                 OutputType::Scalar(y),
@@ -625,6 +648,7 @@ pub fn resolve(
         inputs,
         output,
         bound,
+        swapped: matches!(canonical, "max_by" | "min_by"),
     })
 }
 

@@ -140,8 +140,12 @@ fn naive<'w>(call: &TestCall, window: &'w [Vec<Value>]) -> Result<Value, String>
         },
         "min" => best(window, Ordering::Less).map_or(Value::Null, |r| r[0].clone()),
         "max" => best(window, Ordering::Greater).map_or(Value::Null, |r| r[0].clone()),
-        "argmin" => best(window, Ordering::Less).map_or(Value::Null, |r| r[1].clone()),
-        "argmax" => best(window, Ordering::Greater).map_or(Value::Null, |r| r[1].clone()),
+        // Rows come in the order the aggregate is fed: max_by's arguments
+        // arrive swapped, as argmax's.
+        "argmin" | "min_by" => best(window, Ordering::Less).map_or(Value::Null, |r| r[1].clone()),
+        "argmax" | "max_by" => {
+            best(window, Ordering::Greater).map_or(Value::Null, |r| r[1].clone())
+        }
         "mincount" | "maxcount" => {
             let want = if call.name == "maxcount" {
                 Ordering::Greater

@@ -775,7 +775,7 @@ fn show_functions_lists_matching_names_with_signatures() {
         .iter()
         .filter_map(|l| l.split_whitespace().next())
         .collect();
-    assert_eq!(names, ["argmax", "max", "maxcount"], "{lines:?}");
+    assert_eq!(names, ["argmax", "max", "max_by", "maxcount"], "{lines:?}");
     assert!(
         lines[1].contains("aggregate") && lines[1].ends_with("max(x any) -> same type"),
         "{lines:?}"
@@ -1740,4 +1740,16 @@ fn bool_and_and_bool_or_print_per_row() {
         stdout(&out),
         "a,o\ntrue,true\ntrue,true\nfalse,false\nfalse,true\n"
     );
+}
+
+#[test]
+fn max_by_returns_the_first_argument_at_the_greatest_second() {
+    let out = csv_script(
+        "max_by.csv",
+        b"name,score\nann,3\nbob,9\ncy,4\n",
+        "CREATE STREAM m (name VARCHAR, score BIGINT) WITH (path = '{path}', format = 'csv'); \
+         SELECT max_by(name, score) OVER (ROWS 1 PRECEDING) AS best FROM m;",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "best\nann\nbob\nbob\n");
 }

@@ -123,6 +123,7 @@ pub fn all_calls() -> Vec<TestCall> {
         for y in [Int64, Utf8, Float64, DECIMAL] {
             calls.push(call("argmax", vec![col(x), col(y)]));
             calls.push(call("argmin", vec![col(x), col(y)]));
+            calls.push(call("max_by", vec![col(y), col(x)]));
         }
     }
     for ty in [Int64, Float64, Utf8, Boolean, DECIMAL] {

@@ -176,6 +176,12 @@ impl AggregatePlanner<'_> {
             ),
         };
         let inputs = function.inputs().to_vec();
+        if let AggregateFunction::Builtin(resolved) = &function
+            && resolved.swaps_arguments()
+            && arg_exprs.len() >= 2
+        {
+            arg_exprs.swap(0, 1);
+        }
         let args = arg_exprs
             .into_iter()
             .zip(&inputs)
