@@ -1947,11 +1947,12 @@ fn max_by_and_min_by_are_argmax_and_argmin_with_the_arguments_swapped() {
 }
 
 #[test]
-fn bool_and_and_bool_or_skip_nulls() {
+fn bool_and_bool_or_and_count_if_skip_nulls() {
     let out = run(
         "SELECT v > 2 AS big, bool_and(v > 2) OVER (ROWS 1 PRECEDING) AS every_big, \
                 every(v > 2) OVER (ROWS 1 PRECEDING) AS also, \
-                bool_or(v > 4) OVER (ROWS 1 PRECEDING) AS some_huge FROM s GROUP BY key",
+                bool_or(v > 4) OVER (ROWS 1 PRECEDING) AS some_huge, \
+                count_if(v > 2) OVER (ROWS 1 PRECEDING) AS big_ones FROM s GROUP BY key",
     );
     let column = |name: &str| -> Vec<Option<bool>> {
         out.column_by_name(name)
@@ -1985,6 +1986,10 @@ fn bool_and_and_bool_or_skip_nulls() {
         ]
     );
     let (engine, _s) = engine_with_s();
+    assert_eq!(
+        ints(&out, "big_ones"),
+        vec![Some(1), Some(0), Some(2), Some(2), Some(1), Some(1)]
+    );
     let err = engine
         .query("SELECT bool_or(v) OVER (ROWS 1 PRECEDING) FROM s")
         .unwrap_err()

@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use crate::functions::{
-    ArgExtreme, Avg, Bivariate, BivariateKind, Count, DecimalAvg, Extreme, ExtremeCount, FirstLast,
-    FloatExtreme, Geomean, Lag, M4, RelVar, Sum, Variance, VarianceKind,
+    ArgExtreme, Avg, Bivariate, BivariateKind, Count, Counted, DecimalAvg, Extreme, ExtremeCount,
+    FirstLast, FloatExtreme, Geomean, Lag, M4, RelVar, Sum, Variance, VarianceKind,
 };
 use crate::sketch::{ApproxCountDistinct, ApproxPercentile, BloomContains, CountMin};
 use crate::{Aggregate, AggregateError, ArgType, Literal, OutputType, Scalar, ValueType};
@@ -42,6 +42,10 @@ pub struct CallOptions {
 /// completion. Aliases point at their canonical name.
 pub const FUNCTIONS: &[(&str, &str)] = &[
     ("count", "count(*), count(x any)"),
+    (
+        "count_if",
+        "count_if(b BOOLEAN) -> BIGINT (rows where b is true)",
+    ),
     (
         "sum",
         "sum(x BIGINT) -> BIGINT, sum(x DOUBLE) -> DOUBLE, sum(x DECIMAL(p, s)) -> DECIMAL(38, s)",
@@ -229,6 +233,7 @@ impl ResolvedAggregate {
 enum Bound {
     CountStar,
     Count,
+    CountIf,
     RowNumber,
     Sum(ValueType),
     Avg(ValueType),
@@ -307,8 +312,15 @@ macro_rules! with_scalar {
 impl Bound {
     fn visit<V: AggregateVisitor>(&self, v: V) -> V::Output {
         match *self {
-            Bound::CountStar | Bound::RowNumber => v.visit(Count { star: true }),
-            Bound::Count => v.visit(Count { star: false }),
+            Bound::CountStar | Bound::RowNumber => v.visit(Count {
+                counted: Counted::Rows,
+            }),
+            Bound::Count => v.visit(Count {
+                counted: Counted::NonNull,
+            }),
+            Bound::CountIf => v.visit(Count {
+                counted: Counted::True,
+            }),
             Bound::Sum(ValueType::Float64) => v.visit(Sum::<f64>::default()),
             Bound::Sum(ValueType::Decimal { .. }) => v.visit(Sum::<i128>::default()),
             Bound::Sum(_) => v.visit(Sum::<i64>::default()),
@@ -434,6 +446,16 @@ pub fn resolve(
             vec![args[0].ty],
             OutputType::Scalar(ValueType::Int64),
         ),
+        ("count_if", 1) => {
+            if args[0].ty != ValueType::Boolean {
+                return Err(call.mismatch());
+            }
+            (
+                Bound::CountIf,
+                vec![ValueType::Boolean],
+                OutputType::Scalar(ValueType::Int64),
+            )
+        }
         ("sum", 1) => {
             let ty = numeric(&call)?;
             let output = match ty {

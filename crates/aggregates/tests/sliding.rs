@@ -134,6 +134,12 @@ fn naive<'w>(call: &TestCall, window: &'w [Vec<Value>]) -> Result<Value, String>
             true => Value::Null,
             false => Value::Boolean(present.iter().all(|v| **v == Value::Boolean(true))),
         },
+        "count_if" => Value::Int64(
+            present
+                .iter()
+                .filter(|v| ***v == Value::Boolean(true))
+                .count() as i64,
+        ),
         "bool_or" => match present.is_empty() {
             true => Value::Null,
             false => Value::Boolean(present.iter().any(|v| **v == Value::Boolean(true))),

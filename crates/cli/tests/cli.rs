@@ -1728,17 +1728,18 @@ fn correlation_over_a_window_prints_per_row() {
 }
 
 #[test]
-fn bool_and_and_bool_or_print_per_row() {
+fn bool_and_bool_or_and_count_if_print_per_row() {
     let out = csv_script(
         "bools.csv",
         b"id,ok\n1,true\n2,\n3,false\n4,true\n",
         "CREATE STREAM b (id BIGINT, ok BOOLEAN) WITH (path = '{path}', format = 'csv'); \
-         SELECT bool_and(ok) OVER (ROWS 1 PRECEDING) AS a, bool_or(ok) OVER (ROWS 1 PRECEDING) AS o FROM b;",
+         SELECT bool_and(ok) OVER (ROWS 1 PRECEDING) AS a, bool_or(ok) OVER (ROWS 1 PRECEDING) AS o, \
+                count_if(ok) OVER (ROWS 1 PRECEDING) AS n FROM b;",
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
-        "a,o\ntrue,true\ntrue,true\nfalse,false\nfalse,true\n"
+        "a,o,n\ntrue,true,1\ntrue,true,1\nfalse,false,0\nfalse,true,1\n"
     );
 }
 

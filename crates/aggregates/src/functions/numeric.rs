@@ -7,12 +7,22 @@ use sliq_swag::Monoid;
 use crate::exact::DoubleDouble;
 use crate::{Aggregate, AggregateError, Columns, Scalar};
 
-/// `count(*)` (`star`): the number of rows in the window; `count(x)`: the
-/// number of rows whose `x` is not NULL.
-#[derive(Clone, Copy, Debug, Default)]
+/// The number of rows in the window that count (see [`Counted`]).
+#[derive(Clone, Copy, Debug)]
 pub struct Count {
-    /// `count(*)`: every row counts.
-    pub star: bool,
+    /// Which rows count.
+    pub counted: Counted,
+}
+
+/// Which rows a [`Count`] counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counted {
+    /// `count(*)`: every row.
+    Rows,
+    /// `count(x)`: the rows whose `x` is not NULL.
+    NonNull,
+    /// `count_if(b)`: the rows whose BOOLEAN `b` is true.
+    True,
 }
 
 impl Monoid for Count {
@@ -31,7 +41,12 @@ impl Aggregate for Count {
     type Output = i64;
     #[inline]
     fn lift<C: Columns>(&self, columns: &C, row: usize) -> i64 {
-        (self.star || columns.is_valid(0, row)) as i64
+        let counts = match self.counted {
+            Counted::Rows => true,
+            Counted::NonNull => columns.is_valid(0, row),
+            Counted::True => columns.bool(0, row) == Some(true),
+        };
+        counts as i64
     }
     fn lower(&self, agg: &i64) -> Result<i64, AggregateError> {
         Ok(*agg)

@@ -114,7 +114,7 @@ pub fn all_calls() -> Vec<TestCall> {
             lit(Literal::Float64(0.05)),
         ],
     ));
-    for name in ["bool_and", "every", "bool_or"] {
+    for name in ["bool_and", "every", "bool_or", "count_if"] {
         calls.push(call(name, vec![col(Boolean)]));
     }
     calls.push(call("sum", vec![col(DECIMAL)]));
