@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use crate::functions::{
-    ArgExtreme, Avg, Bivariate, BivariateKind, Count, Counted, DecimalAvg, Extreme, ExtremeCount,
-    FirstLast, FloatExtreme, Geomean, Lag, M4, RelVar, Sum, Variance, VarianceKind,
+    ArgExtreme, Avg, Bivariate, BivariateKind, Count, Counted, Extreme, ExtremeCount, FirstLast,
+    FloatExtreme, Geomean, Lag, M4, RelVar, Sum, Variance, VarianceKind,
 };
 use crate::sketch::{ApproxCountDistinct, ApproxPercentile, BloomContains, CountMin};
 use crate::{Aggregate, AggregateError, ArgType, Literal, OutputType, Scalar, ValueType};
@@ -325,7 +325,7 @@ impl Bound {
             Bound::Sum(ValueType::Decimal { .. }) => v.visit(Sum::<i128>::default()),
             Bound::Sum(_) => v.visit(Sum::<i64>::default()),
             Bound::Avg(ValueType::Float64) => v.visit(Avg::<f64>::default()),
-            Bound::Avg(ValueType::Decimal { scale, .. }) => v.visit(DecimalAvg { scale }),
+            Bound::Avg(ValueType::Decimal { scale, .. }) => v.visit(Avg::<i128>::scaled(scale)),
             Bound::Avg(_) => v.visit(Avg::<i64>::default()),
             Bound::Extreme {
                 ty: ValueType::Float64,

@@ -10,7 +10,7 @@ mod numeric;
 mod order;
 mod stats;
 
-pub use numeric::{Avg, Count, Counted, DecimalAvg, PackedI128, Sum, Summable, Wide};
+pub use numeric::{Avg, Count, Counted, PackedI128, Sum, Summable, Wide};
 pub use order::{
     ArgExtreme, Extreme, ExtremeCount, FirstLast, FloatExtreme, Lag, M4, M4Output, M4State,
     MaybeF64,

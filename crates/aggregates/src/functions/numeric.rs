@@ -181,8 +181,8 @@ impl Wide {
 }
 
 /// Decimals, as unscaled values of one scale: sums are exact, and fit the
-/// result's DECIMAL(38, s) or fail. (`avg` over decimals is [`DecimalAvg`],
-/// which knows the scale.)
+/// result's DECIMAL(38, s) or fail. (`avg` over decimals is
+/// [`Avg::scaled`], which knows the scale.)
 impl Summable for i128 {
     type Acc = Wide;
     const ZERO: Wide = Wide::ZERO;
@@ -200,7 +200,7 @@ impl Summable for i128 {
             _ => Err("DECIMAL(38), the widest decimal".to_string()),
         }
     }
-    /// The unscaled sum.
+    /// The unscaled sum, for [`Avg::scaled`].
     fn to_f64(acc: Wide) -> f64 {
         acc.to_f64()
     }
@@ -233,15 +233,39 @@ fn sum_lift<T: Summable, C: Columns>(columns: &C, row: usize) -> SumAgg<T> {
 pub struct Sum<T>(PhantomData<T>);
 
 /// `avg(x)` / `mean(x)`: the exact sum divided by the count, as DOUBLE.
-pub struct Avg<T>(PhantomData<T>);
+/// Over decimals the sum is unscaled: [`Avg::scaled`] divides it by
+/// `count × 10^scale` in one division, so `avg` of 1.10 and 2.20 is 1.65
+/// rather than the 1.6500000000000001 of their doubles (DuckDB's result).
+pub struct Avg<T> {
+    /// `10^scale` for decimals, else 1.
+    unit: f64,
+    values: PhantomData<T>,
+}
+
+impl<T> Avg<T> {
+    /// The average of unscaled decimals of scale `scale`.
+    pub fn scaled(scale: i8) -> Self {
+        Avg {
+            unit: 10f64.powi(i32::from(scale)),
+            values: PhantomData,
+        }
+    }
+}
+
+impl<T> Default for Avg<T> {
+    fn default() -> Self {
+        Self::scaled(0)
+    }
+}
+
+impl<T> Default for Sum<T> {
+    fn default() -> Self {
+        Sum(PhantomData)
+    }
+}
 
 macro_rules! sum_like {
     ($name:ident) => {
-        impl<T> Default for $name<T> {
-            fn default() -> Self {
-                $name(PhantomData)
-            }
-        }
         impl<T> Clone for $name<T> {
             fn clone(&self) -> Self {
                 *self
@@ -292,41 +316,7 @@ impl<T: Summable> Aggregate for Avg<T> {
         sum_lift::<T, C>(columns, row)
     }
     fn lower(&self, agg: &SumAgg<T>) -> Result<Option<f64>, AggregateError> {
-        Ok((agg.1 > 0).then(|| T::to_f64(agg.0) / agg.1 as f64))
-    }
-}
-
-/// `avg(x)` over decimals of scale `scale`, as DOUBLE (as in DuckDB): the
-/// exact unscaled sum over `count × 10^scale`, one division, so `avg` of
-/// 1.10 and 2.20 is 1.65 rather than the 1.6500000000000001 of their
-/// doubles.
-#[derive(Clone, Copy, Debug)]
-pub struct DecimalAvg {
-    /// The argument's scale.
-    pub scale: i8,
-}
-
-impl Monoid for DecimalAvg {
-    type Agg = SumAgg<i128>;
-    #[inline]
-    fn identity(&self) -> SumAgg<i128> {
-        sum_identity::<i128>()
-    }
-    #[inline]
-    fn combine(&self, a: &SumAgg<i128>, b: &SumAgg<i128>) -> SumAgg<i128> {
-        sum_combine::<i128>(a, b)
-    }
-}
-
-impl Aggregate for DecimalAvg {
-    type Output = Option<f64>;
-    #[inline]
-    fn lift<C: Columns>(&self, columns: &C, row: usize) -> SumAgg<i128> {
-        sum_lift::<i128, C>(columns, row)
-    }
-    fn lower(&self, agg: &SumAgg<i128>) -> Result<Option<f64>, AggregateError> {
-        let unit = 10f64.powi(i32::from(self.scale));
-        Ok((agg.1 > 0).then(|| agg.0.to_f64() / (agg.1 as f64 * unit)))
+        Ok((agg.1 > 0).then(|| T::to_f64(agg.0) / (agg.1 as f64 * self.unit)))
     }
 }
 
