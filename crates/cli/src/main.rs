@@ -191,22 +191,25 @@ fn timely_config(args: &Args) -> Result<Option<sliq_timely::Config>, sliq_timely
 
 /// Panics (a bug, or timely's network threads when a peer process goes
 /// away) print one line naming the thread, unless `RUST_BACKTRACE` asks
-/// for the full report; the failure itself surfaces as an error.
+/// for the full report; the failure itself surfaces as an error. A panic
+/// the engine catches (an expression kernel's, see
+/// [`sliq_engine::panic_is_caught`]) prints nothing here: the engine counts
+/// it with its message, and the query goes on.
 fn install_panic_hook() {
-    if std::env::var_os("RUST_BACKTRACE").is_some() {
-        return;
-    }
-    std::panic::set_hook(Box::new(|info| {
+    let full_report = std::panic::take_hook();
+    let backtrace = std::env::var_os("RUST_BACKTRACE").is_some();
+    std::panic::set_hook(Box::new(move |info| {
+        if sliq_engine::panic_is_caught() {
+            return;
+        }
+        if backtrace {
+            return full_report(info);
+        }
         let thread = std::thread::current();
-        let message = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_default();
         note!(
-            "sliq: thread '{}' failed: {message}",
-            thread.name().unwrap_or("unnamed")
+            "sliq: thread '{}' failed: {}",
+            thread.name().unwrap_or("unnamed"),
+            info.payload_as_str().unwrap_or("no message")
         );
     }));
 }

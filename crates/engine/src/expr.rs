@@ -133,17 +133,13 @@ impl CompiledExpr {
     /// `repeat` past 2 GiB of text) is caught here, so that it costs the
     /// batch's values and not the query.
     fn try_evaluate(&self, batch: &RecordBatch) -> Result<ArrayRef, Failed> {
-        let evaluated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let evaluated = crate::panics::catching(|| {
             self.physical
                 .evaluate(batch)
                 .and_then(|v| v.into_array(batch.num_rows()))
-        }))
+        })
         .map_err(|panic| Failed {
-            message: format!(
-                "evaluating {}: internal error ({})",
-                self.text,
-                panic_message(panic.as_ref())
-            ),
+            message: format!("evaluating {}: internal error ({panic})", self.text),
             panicked: true,
         })?;
         let array =
@@ -243,15 +239,6 @@ impl Failed {
             panicked: false,
         }
     }
-}
-
-/// The message of a caught panic's payload (empty if it has none).
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_default()
 }
 
 /// A value of a TIMESTAMP array that names no date and time (a CAST of a

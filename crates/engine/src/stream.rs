@@ -229,14 +229,12 @@ impl Stream {
             // A bug in an expression kernel must not take the engine down:
             // the query that hit it stops with an error, the others go on.
             let mut finished = false;
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                q.compiled.lock().process(&batch, clocks.as_deref())
-            }))
-            .unwrap_or_else(|panic| {
-                finished = true;
-                let what = crate::expr::panic_message(panic.as_ref());
-                Err(format!("internal error ({what}); the query is stopped"))
-            });
+            let result =
+                crate::panics::catching(|| q.compiled.lock().process(&batch, clocks.as_deref()))
+                    .unwrap_or_else(|what| {
+                        finished = true;
+                        Err(format!("internal error ({what}); the query is stopped"))
+                    });
             let message = {
                 let mut stats = q.stats.lock();
                 stats.batches += 1;

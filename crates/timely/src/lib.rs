@@ -67,7 +67,7 @@ use std::time::{Duration, Instant};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
-use sliq_engine::EngineError;
+use sliq_engine::{EngineError, panic_message};
 
 pub use config::{Cluster, Config};
 pub use job::{Job, Setup};
@@ -408,15 +408,6 @@ impl Drop for Execution {
         self.shared.stop();
         let _ = self.join_workers();
     }
-}
-
-/// The text of a panic payload.
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".into())
 }
 
 /// Runs `job` to the end: starts it (see [`start`]), hands every result
