@@ -1679,6 +1679,23 @@ fn functions_sql_writes_with_keywords() {
             "SELECT regexp_replace(key, '[', 'x') FROM s",
             "invalid regular expression '[': unclosed character class",
         ),
+        // A constant the function refuses whatever the rows.
+        (
+            "SELECT digest(key, 'sha999') FROM s",
+            "digest: There is no built-in digest algorithm named 'sha999'",
+        ),
+        (
+            "SELECT date_trunc('fortnight', CAST(ts AS TIMESTAMP)) FROM s",
+            "date_trunc: Unsupported date_trunc granularity: 'fortnight'",
+        ),
+        (
+            "SELECT date_bin(INTERVAL '0 seconds', CAST(ts AS TIMESTAMP)) FROM s",
+            "date_bin: DATE_BIN stride must be non-zero",
+        ),
+        (
+            "SELECT make_date(2026, 13, 1) FROM s",
+            "make_date: Month value '13' is out of range",
+        ),
     ] {
         let err = engine.query(sql).unwrap_err().to_string();
         assert!(err.contains(what), "{sql}: {err}");

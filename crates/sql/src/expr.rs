@@ -547,9 +547,17 @@ impl<'a> ExprConverter<'a> {
             .build();
         match udf.simplify(args, &context) {
             Ok(ExprSimplifyResult::Simplified(rewritten)) => Ok(rewritten),
-            Ok(ExprSimplifyResult::Original(args)) => Ok(Expr::ScalarFunction(
-                datafusion_expr::expr::ScalarFunction::new_udf(Arc::clone(udf), args),
-            )),
+            Ok(ExprSimplifyResult::Original(args)) => {
+                refused_constant(udf, &args, &coerced).map_or(Ok(()), |why| {
+                    Err(SqlError::at(
+                        SqlErrorKind::Plan(format!("{name}: {why}")),
+                        location,
+                    ))
+                })?;
+                Ok(Expr::ScalarFunction(
+                    datafusion_expr::expr::ScalarFunction::new_udf(Arc::clone(udf), args),
+                ))
+            }
             Err(e) => Err(SqlError::at(
                 SqlErrorKind::Plan(format!("{name}: {}", e.strip_backtrace())),
                 location,
@@ -685,6 +693,63 @@ fn cast_constant(e: Expr) -> Result<Expr, SqlError> {
                 "the constant {shown} cannot be read as {data_type}"
             )))
         }
+    }
+}
+
+/// Why `udf` refuses its constant arguments whatever the rows, if it does:
+/// `digest(x, 'sha999')`, `date_trunc('fortnight', t)`, a `date_bin` stride
+/// of zero. The call runs once over no rows, with its constants as they
+/// are, so such a mistake is the query's error rather than a NULL for every
+/// row. A call without constants is not run, and a panic there is no
+/// verdict: the rows will tell.
+fn refused_constant(
+    udf: &datafusion_expr::ScalarUDF,
+    args: &[Expr],
+    fields: &[arrow_schema::FieldRef],
+) -> Option<String> {
+    use datafusion_expr::{ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs};
+    if !args.iter().any(|a| matches!(a, Expr::Literal(..))) {
+        return None;
+    }
+    let values = args
+        .iter()
+        .zip(fields)
+        .map(|(a, field)| match a {
+            Expr::Literal(value, _) => Some(ColumnarValue::Scalar(value.clone())),
+            _ => ScalarValue::try_new_null(field.data_type())
+                .and_then(|null| null.to_array_of_size(0))
+                .ok()
+                .map(ColumnarValue::Array),
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let constants: Vec<Option<&ScalarValue>> = args
+        .iter()
+        .map(|a| match a {
+            Expr::Literal(value, _) => Some(value),
+            _ => None,
+        })
+        .collect();
+    let run = || {
+        let return_field = udf.return_field_from_args(ReturnFieldArgs {
+            arg_fields: fields,
+            scalar_arguments: &constants,
+        })?;
+        udf.invoke_with_args(ScalarFunctionArgs {
+            args: values,
+            arg_fields: fields.to_vec(),
+            number_rows: 0,
+            return_field,
+            config_options: Arc::default(),
+        })
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        // DataFusion's prefixes ("Execution error: ") say nothing here.
+        Ok(Err(
+            datafusion_common::DataFusionError::Execution(why)
+            | datafusion_common::DataFusionError::Plan(why),
+        )) => Some(why),
+        Ok(Err(e)) => Some(e.strip_backtrace()),
+        Ok(Ok(_)) | Err(_) => None,
     }
 }
 
