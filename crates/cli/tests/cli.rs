@@ -804,6 +804,21 @@ fn statement_errors_exit_1_with_a_caret_and_bad_arguments_exit_2() {
     let err = stderr(&out);
     assert!(err.contains("syntax error") && err.contains('^'), "{err}");
 
+    // A constant the function refuses is the statement's error, with a
+    // caret under the function's name, not a NULL on every row.
+    let out = run(&[
+        "-c",
+        "CREATE STREAM s (k VARCHAR); SELECT k, digest(k, 'sha999') FROM s;",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("digest: There is no built-in digest algorithm named 'sha999'")
+            && err.contains("line 1, column 40")
+            && err.contains('^'),
+        "{err}"
+    );
+
     let out = run(&["-c", "SELECT max(v) OVER (ROWS 3 PRECEDING) FROM nowhere;"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
