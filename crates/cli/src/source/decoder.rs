@@ -94,12 +94,6 @@ impl DecimalRounding {
         }
     }
 
-    /// The source's columns as the reader reads them.
-    #[cfg(test)]
-    pub(super) fn read_schema(&self) -> SchemaRef {
-        Arc::clone(&self.read)
-    }
-
     /// `batch` (read with [`Self::read`]'s fields, all or some) with its
     /// wider decimal columns rounded to the stream's scale; an error names
     /// the column whose value no longer fits its precision.

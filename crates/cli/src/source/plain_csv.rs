@@ -640,7 +640,7 @@ mod tests {
     use arrow_schema::Field;
     use proptest::prelude::*;
 
-    use super::super::decoder::{DecimalRounding, TextDecoder};
+    use super::super::decoder::TextDecoder;
     use super::*;
 
     /// Pushes `text` through `decoder` in pieces of `piece` bytes, as a
@@ -665,20 +665,16 @@ mod tests {
         Ok(batches)
     }
 
-    /// arrow-csv, reading DECIMAL columns one digit wider and rounding them,
-    /// as the sources do.
+    /// arrow-csv, as the sources use it (DECIMAL columns read one digit
+    /// wider and rounded).
     fn arrow_csv(columns: &FileColumns, batch_rows: usize) -> TextDecoder {
-        let decimals = DecimalRounding::of(&columns.schema);
-        let mut builder = arrow_csv::ReaderBuilder::new(decimals.read_schema())
-            .with_header(false)
-            .with_batch_size(batch_rows);
-        if let Some(projection) = &columns.projection {
-            builder = builder.with_projection(projection.clone());
-        }
-        TextDecoder::Csv {
-            decoder: Box::new(builder.build_decoder()),
-            decimals,
-        }
+        let csv = crate::source::TextOptions {
+            format: crate::source::Format::Csv,
+            header: false,
+            delimiter: b',',
+            on_error: crate::source::OnError::Fail,
+        };
+        TextDecoder::new(columns, &csv, batch_rows).expect("arrow-csv takes any schema")
     }
 
     fn plain(columns: &FileColumns, batch_rows: usize) -> TextDecoder {
