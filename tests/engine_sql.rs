@@ -843,6 +843,11 @@ fn planning_errors_say_what_and_where() {
             8,
         ),
         (
+            "SELECT key, string_agg(key, ',') OVER (ROWS 3 PRECEDING) FROM s",
+            "aggregates whose result grows with the window",
+            13,
+        ),
+        (
             "WITH RECURSIVE x AS (SELECT v FROM s) SELECT v FROM x",
             "WITH RECURSIVE",
             1,

@@ -66,6 +66,10 @@ impl AggregatePlanner<'_> {
                     "exact order statistics, which no window keeps in constant time per row \
                      (try approx_median or approx_percentile)",
                 ),
+                "string_agg" | "array_agg" | "listagg" | "group_concat" | "json_agg" => Some(
+                    "aggregates whose result grows with the window, which no window computes \
+                     in constant time per row (lag and first_value read single rows)",
+                ),
                 _ => None,
             };
             if let Some(reason) = reason {
