@@ -1756,6 +1756,48 @@ fn a_cast_to_decimal_keeps_its_scale() {
     );
 }
 
+#[test]
+fn whole_numbers_past_bigint_stay_exact() {
+    let (engine, s) = engine_with_s();
+    let q = engine
+        .query(
+            "SELECT -9223372036854775808 AS least, 99999999999999999999999999999999999999 AS widest, \
+                    1000000000000000000000000000000000000000 AS past, \
+                    sum(9223372036854775808) OVER (ROWS 1 PRECEDING) AS twice FROM s",
+        )
+        .unwrap();
+    s.push(batch(&[
+        (1, Some("a"), Some(1.0)),
+        (2, Some("a"), Some(2.0)),
+    ]))
+    .unwrap();
+    let out = q.recv().unwrap();
+    let types: Vec<DataType> = out
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.data_type().clone())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            DataType::Decimal128(19, 0),
+            DataType::Decimal128(38, 0),
+            DataType::Float64,
+            DataType::Decimal128(38, 0),
+        ]
+    );
+    assert_eq!(decimals(&out, "least"), [Some(i64::MIN as i128); 2]);
+    assert_eq!(decimals(&out, "widest"), [Some(10_i128.pow(38) - 1); 2]);
+    assert_eq!(floats(&out, "past"), [Some(1e39); 2]);
+    assert_eq!(decimals(&out, "twice"), [Some(1 << 63), Some(1 << 64)]);
+    let err = engine.query("SELECT 1e400 FROM s").unwrap_err().to_string();
+    assert!(
+        err.starts_with("the number 1e400 is out of range for DOUBLE at line 1, column 8"),
+        "{err}"
+    );
+}
+
 /// The unscaled values of decimal column `name`.
 fn decimals(batch: &RecordBatch, name: &str) -> Vec<Option<i128>> {
     let column = batch.column_by_name(name).expect("column");

@@ -1671,6 +1671,21 @@ fn decimal_columns_print_and_sum_exactly_in_every_format() {
 }
 
 #[test]
+fn whole_numbers_past_bigint_print_exactly() {
+    let out = csv_script(
+        "big.csv",
+        b"k\na\n",
+        "CREATE STREAM b (k VARCHAR) WITH (path = '{path}', format = 'csv'); \
+         SELECT -9223372036854775808 AS least, 18446744073709551616 * 2 AS twice FROM b;",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "least,twice\n-9223372036854775808,36893488147419103232\n"
+    );
+}
+
+#[test]
 fn decimal_cells_round_half_away_from_zero_to_the_columns_scale() {
     // arrow's parser alone would drop the third digit (2.25, -2.25).
     let sql = "CREATE STREAM p (k VARCHAR, price DECIMAL(10, 2)) WITH (path = '{path}', format = '{format}'); \

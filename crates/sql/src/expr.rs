@@ -936,16 +936,27 @@ fn is_scalar_call(f: &ast::Function) -> bool {
     !sliq_aggregates::registry::is_aggregate(&name) && scalar_function(&name).is_some()
 }
 
-/// A SQL literal as a scalar value.
+/// A SQL literal as a scalar value. A number is a BIGINT when it is a
+/// whole number that fits one, an exact DECIMAL(p, 0) when it is a whole
+/// number of up to 38 digits (as PostgreSQL's numeric and DuckDB's HUGEINT
+/// keep it: `-9223372036854775808` is exact), and otherwise a DOUBLE, which
+/// it must not overflow.
 pub fn literal(v: &Value) -> Result<ScalarValue, SqlError> {
     Ok(match v {
         Value::Number(n, _) => {
             if let Ok(i) = n.parse::<i64>() {
                 ScalarValue::Int64(Some(i))
+            } else if let Some(d) = whole_decimal(n) {
+                d
             } else {
                 let f: f64 = n
                     .parse()
                     .map_err(|_| SqlError::plan(format!("invalid number {n}")))?;
+                if !f.is_finite() {
+                    return Err(SqlError::plan(format!(
+                        "the number {n} is out of range for DOUBLE"
+                    )));
+                }
                 ScalarValue::Float64(Some(f))
             }
         }
@@ -956,6 +967,20 @@ pub fn literal(v: &Value) -> Result<ScalarValue, SqlError> {
         Value::Null => ScalarValue::Null,
         other => return Err(SqlError::unsupported(format!("the literal {other}"))),
     })
+}
+
+/// `n` as a DECIMAL(p, 0) when it is all digits, 38 at most.
+fn whole_decimal(n: &str) -> Option<ScalarValue> {
+    let digits = n.trim_start_matches('0');
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) || digits.len() > 38 {
+        return None;
+    }
+    let value = digits.parse::<i128>().unwrap_or(0);
+    Some(ScalarValue::Decimal128(
+        Some(value),
+        digits.len().max(1) as u8,
+        0,
+    ))
 }
 
 /// A schema's columns as a `DFSchema`.
