@@ -1761,9 +1761,11 @@ fn whole_numbers_past_bigint_stay_exact() {
     let (engine, s) = engine_with_s();
     let q = engine
         .query(
-            "SELECT -9223372036854775808 AS least, 99999999999999999999999999999999999999 AS widest, \
+            "SELECT -9223372036854775808 AS least, -9223372036854775809 AS below, \
+                    99999999999999999999999999999999999999 AS widest, \
                     1000000000000000000000000000000000000000 AS past, \
-                    sum(9223372036854775808) OVER (ROWS 1 PRECEDING) AS twice FROM s",
+                    sum(9223372036854775808) OVER (ROWS 1 PRECEDING) AS twice, \
+                    lag(ts, 1, -9223372036854775808) OVER (ROWS 1 PRECEDING) AS before FROM s",
         )
         .unwrap();
     s.push(batch(&[
@@ -1781,21 +1783,37 @@ fn whole_numbers_past_bigint_stay_exact() {
     assert_eq!(
         types,
         [
+            DataType::Int64,
             DataType::Decimal128(19, 0),
             DataType::Decimal128(38, 0),
             DataType::Float64,
             DataType::Decimal128(38, 0),
+            DataType::Int64,
         ]
     );
-    assert_eq!(decimals(&out, "least"), [Some(i64::MIN as i128); 2]);
+    assert_eq!(ints(&out, "least"), [Some(i64::MIN); 2]);
+    assert_eq!(decimals(&out, "below"), [Some(i64::MIN as i128 - 1); 2]);
     assert_eq!(decimals(&out, "widest"), [Some(10_i128.pow(38) - 1); 2]);
     assert_eq!(floats(&out, "past"), [Some(1e39); 2]);
     assert_eq!(decimals(&out, "twice"), [Some(1 << 63), Some(1 << 64)]);
-    let err = engine.query("SELECT 1e400 FROM s").unwrap_err().to_string();
-    assert!(
-        err.starts_with("the number 1e400 is out of range for DOUBLE at line 1, column 8"),
-        "{err}"
-    );
+    assert_eq!(ints(&out, "before"), [Some(i64::MIN), Some(1)]);
+    for (sql, what) in [
+        (
+            "SELECT 1e400 FROM s",
+            "the number 1e400 is out of range for DOUBLE",
+        ),
+        (
+            "SELECT -1e400 FROM s",
+            "the number -1e400 is out of range for DOUBLE",
+        ),
+        ("SELECT -key FROM s", "cannot negate key, a Utf8"),
+    ] {
+        let err = engine.query(sql).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!("{what} at line 1, column ")),
+            "{err}"
+        );
+    }
 }
 
 /// The unscaled values of decimal column `name`.

@@ -158,12 +158,30 @@ impl<'a> ExprConverter<'a> {
                 self.binary(l, op, r)?
             }
             A::UnaryOp { op, expr } => {
+                if *op == UnaryOperator::Minus
+                    && let A::Value(v) = expr.as_ref()
+                    && let Some(negative) = negative_literal(&v.value)
+                {
+                    return Ok(Expr::Literal(negative?, None));
+                }
                 let inner = self.convert(expr, hook)?;
                 match op {
                     UnaryOperator::Not => {
                         Expr::Not(boxed(self.cast_to(inner, &DataType::Boolean)?))
                     }
-                    UnaryOperator::Minus => Expr::Negative(boxed(inner)),
+                    UnaryOperator::Minus => {
+                        let t = self.type_of(&inner)?;
+                        if !(t.is_numeric()
+                            || t.is_null()
+                            || matches!(t, DataType::Interval(_) | DataType::Duration(_)))
+                        {
+                            return Err(SqlError::at(
+                                SqlErrorKind::Plan(format!("cannot negate {expr}, a {t}")),
+                                location_of(expr.as_ref()),
+                            ));
+                        }
+                        Expr::Negative(boxed(inner))
+                    }
                     UnaryOperator::Plus => inner,
                     other => return Err(SqlError::unsupported(format!("the operator {other}"))),
                 }
@@ -969,16 +987,30 @@ pub fn literal(v: &Value) -> Result<ScalarValue, SqlError> {
     })
 }
 
-/// `n` as a DECIMAL(p, 0) when it is all digits, 38 at most.
+/// `-v` as a constant, when `v` is a number: so `-9223372036854775808` is
+/// the least BIGINT, not the negation of a number past BIGINT.
+pub fn negative_literal(v: &Value) -> Option<Result<ScalarValue, SqlError>> {
+    match v {
+        Value::Number(n, long) => Some(literal(&Value::Number(format!("-{n}"), *long))),
+        _ => None,
+    }
+}
+
+/// `n` as a DECIMAL(p, 0) when it is a whole number (an optional minus,
+/// then digits) of at most 38 significant digits.
 fn whole_decimal(n: &str) -> Option<ScalarValue> {
-    let digits = n.trim_start_matches('0');
-    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) || digits.len() > 38 {
+    let (negative, digits) = match n.strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, n),
+    };
+    let significant = digits.trim_start_matches('0');
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || significant.len() > 38 {
         return None;
     }
-    let value = digits.parse::<i128>().unwrap_or(0);
+    let value: i128 = significant.parse().unwrap_or(0);
     Some(ScalarValue::Decimal128(
-        Some(value),
-        digits.len().max(1) as u8,
+        Some(if negative { -value } else { value }),
+        significant.len().max(1) as u8,
         0,
     ))
 }

@@ -13,7 +13,7 @@ use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments, Null
 
 use super::object_name;
 use crate::error::{SqlError, SqlErrorKind, closest};
-use crate::expr::{ExprConverter, SUBQUERY_IN_EXPRESSION, literal, location_of};
+use crate::expr::{ExprConverter, SUBQUERY_IN_EXPRESSION, literal, location_of, negative_literal};
 use crate::plan::{AggregateCall, AggregateFunction, Catalog, WindowGroup, aggregate_column};
 use crate::types::{canonical_arrow_type, value_type};
 
@@ -127,12 +127,15 @@ impl AggregatePlanner<'_> {
             };
             let converted = self.converter.convert(e, &mut None)?;
             let literal_value = match e {
-                ast::Expr::Value(v) => Some(to_literal(&literal(&v.value)?)),
+                ast::Expr::Value(v) => to_literal(&literal(&v.value)?),
                 ast::Expr::UnaryOp {
                     op: ast::UnaryOperator::Minus,
                     expr,
                 } => match expr.as_ref() {
-                    ast::Expr::Value(v) => Some(negate(to_literal(&literal(&v.value)?))),
+                    ast::Expr::Value(v) => match negative_literal(&v.value) {
+                        Some(negative) => to_literal(&negative?),
+                        None => None,
+                    },
                     _ => None,
                 },
                 _ => None,
@@ -245,21 +248,17 @@ impl AggregatePlanner<'_> {
     }
 }
 
-fn to_literal(v: &datafusion_common::ScalarValue) -> Literal {
+/// A constant argument as the aggregate registry sees it; `None` for one it
+/// has no literal for (a whole number past BIGINT, an exact DECIMAL), which
+/// is then an argument like any expression.
+fn to_literal(v: &datafusion_common::ScalarValue) -> Option<Literal> {
     use datafusion_common::ScalarValue as S;
-    match v {
+    Some(match v {
         S::Int64(Some(i)) => Literal::Int64(*i),
         S::Float64(Some(f)) => Literal::Float64(*f),
         S::Utf8(Some(s)) => Literal::Utf8(s.clone()),
         S::Boolean(Some(b)) => Literal::Boolean(*b),
-        _ => Literal::Null,
-    }
-}
-
-fn negate(l: Literal) -> Literal {
-    match l {
-        Literal::Int64(i) => Literal::Int64(i.wrapping_neg()),
-        Literal::Float64(f) => Literal::Float64(-f),
-        other => other,
-    }
+        v if v.is_null() => Literal::Null,
+        _ => return None,
+    })
 }
