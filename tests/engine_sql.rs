@@ -525,6 +525,50 @@ fn every_kind_of_aggregate_runs_in_sql() {
 }
 
 #[test]
+fn column_types_take_the_names_other_engines_give_them() {
+    let engine = Engine::new();
+    let created = engine
+        .execute(
+            "CREATE STREAM aliases (a INT2, b INT4, c INT8, d FLOAT4, e FLOAT8, f DEC(6, 2), \
+             g CHARACTER VARYING(10), h UTINYINT, i USMALLINT, j UINTEGER, k INT UNSIGNED, \
+             l DATETIME, m TEXT, n DOUBLE PRECISION)",
+        )
+        .unwrap();
+    assert!(matches!(&created[0], Executed::StreamCreated(_)));
+    let info = engine.stream("aliases").unwrap().info();
+    let types: Vec<&DataType> = info.schema.fields().iter().map(|f| f.data_type()).collect();
+    use DataType::*;
+    assert_eq!(
+        types,
+        [
+            &Int16,
+            &Int32,
+            &Int64,
+            &Float32,
+            &Float64,
+            &Decimal128(6, 2),
+            &Utf8,
+            &UInt8,
+            &UInt16,
+            &UInt32,
+            &UInt32,
+            &Timestamp(arrow_schema::TimeUnit::Millisecond, None),
+            &Utf8,
+            &Float64,
+        ]
+    );
+    // Unsigned 64-bit integers would not all be BIGINTs to the aggregates.
+    let err = engine
+        .execute("CREATE STREAM u (x UBIGINT)")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("column type UBIGINT (use BOOLEAN, INT, BIGINT, REAL, DOUBLE, DECIMAL(p, s)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn statements_create_describe_show_insert_set_drop() {
     let engine = Engine::new();
     let results = engine

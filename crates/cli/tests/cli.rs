@@ -1671,6 +1671,23 @@ fn decimal_columns_print_and_sum_exactly_in_every_format() {
 }
 
 #[test]
+fn columns_declared_with_other_engines_type_names_read_and_aggregate() {
+    let out = csv_script(
+        "aliases.csv",
+        b"ts,k,x,y,z\n1,1,2.5,3,4.25\n2,1,1.5,65535,5\n3,2,7,250,6\n",
+        "CREATE STREAM t (ts INT8, k UTINYINT, x FLOAT8, y INT2 UNSIGNED, z DEC(5, 1)) \
+           WITH (path = '{path}', format = 'csv', event_time = 'ts'); \
+         SELECT k, sum(y) OVER (ROWS 5 PRECEDING) AS s, sum(z) OVER (ROWS 5 PRECEDING) AS sz, \
+                avg(x) OVER (RANGE '1s') AS ax FROM t GROUP BY k;",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "k,s,sz,ax\n1,3,4.3,2.5\n1,65538,9.3,2.0\n2,250,6.0,7.0\n"
+    );
+}
+
+#[test]
 fn whole_numbers_past_bigint_print_exactly() {
     let out = csv_script(
         "big.csv",

@@ -18,24 +18,56 @@ pub fn arrow_type(sql: &SqlType) -> Result<DataType, SqlError> {
     Ok(match sql {
         SqlType::Bool | SqlType::Boolean => DataType::Boolean,
         SqlType::TinyInt(_) => DataType::Int8,
-        SqlType::SmallInt(_) => DataType::Int16,
-        SqlType::Int(_) | SqlType::Integer(_) => DataType::Int32,
-        SqlType::BigInt(_) | SqlType::Int64 => DataType::Int64,
-        SqlType::Real => DataType::Float32,
+        SqlType::SmallInt(_) | SqlType::Int2(_) | SqlType::Int16 => DataType::Int16,
+        SqlType::Int(_)
+        | SqlType::Integer(_)
+        | SqlType::Int4(_)
+        | SqlType::Int32
+        | SqlType::MediumInt(_) => DataType::Int32,
+        SqlType::BigInt(_) | SqlType::Int8(_) | SqlType::Int64 => DataType::Int64,
+        // Unsigned integers up to 32 bits (DuckDB's UTINYINT, USMALLINT,
+        // UINTEGER, MySQL's UNSIGNED): every value is a BIGINT to the
+        // aggregates. A 64-bit one would not be, so it is not offered.
+        SqlType::UTinyInt | SqlType::TinyIntUnsigned(_) | SqlType::UInt8 => DataType::UInt8,
+        SqlType::USmallInt
+        | SqlType::SmallIntUnsigned(_)
+        | SqlType::Int2Unsigned(_)
+        | SqlType::UInt16 => DataType::UInt16,
+        SqlType::IntUnsigned(_)
+        | SqlType::IntegerUnsigned(_)
+        | SqlType::Int4Unsigned(_)
+        | SqlType::MediumIntUnsigned(_)
+        | SqlType::UInt32 => DataType::UInt32,
+        SqlType::Real | SqlType::Float4 | SqlType::Float32 => DataType::Float32,
         SqlType::Float(_) => DataType::Float32,
-        SqlType::Double(_) | SqlType::DoublePrecision | SqlType::Float64 => DataType::Float64,
-        SqlType::Numeric(_) | SqlType::Decimal(_) => DataType::Float64,
-        SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Text | SqlType::String(_) => {
-            DataType::Utf8
+        SqlType::Double(_) | SqlType::DoublePrecision | SqlType::Float64 | SqlType::Float8 => {
+            DataType::Float64
         }
-        SqlType::Timestamp(_, _) => DataType::Timestamp(TimeUnit::Millisecond, None),
+        SqlType::Numeric(_) | SqlType::Decimal(_) | SqlType::Dec(_) => DataType::Float64,
+        SqlType::Varchar(_)
+        | SqlType::Char(_)
+        | SqlType::Character(_)
+        | SqlType::CharacterVarying(_)
+        | SqlType::CharVarying(_)
+        | SqlType::Nvarchar(_)
+        | SqlType::Text
+        | SqlType::TinyText
+        | SqlType::MediumText
+        | SqlType::LongText
+        | SqlType::String(_) => DataType::Utf8,
+        SqlType::Timestamp(_, _) | SqlType::TimestampNtz(_) | SqlType::Datetime(_) => {
+            DataType::Timestamp(TimeUnit::Millisecond, None)
+        }
         SqlType::Date => DataType::Date32,
         SqlType::Custom(name, _) if name.to_string().eq_ignore_ascii_case("STRING") => {
             DataType::Utf8
         }
+        SqlType::Custom(name, _) if name.to_string().eq_ignore_ascii_case("UINTEGER") => {
+            DataType::UInt32
+        }
         other => {
             return Err(SqlError::unsupported(format!(
-                "column type {other} (use BOOLEAN, INT, BIGINT, REAL, DOUBLE, VARCHAR, TIMESTAMP or DATE)"
+                "column type {other} (use BOOLEAN, INT, BIGINT, REAL, DOUBLE, DECIMAL(p, s), VARCHAR, TIMESTAMP or DATE)"
             )));
         }
     })
@@ -45,7 +77,7 @@ pub fn arrow_type(sql: &SqlType) -> Result<DataType, SqlError> {
 /// types and for a DECIMAL without one (DOUBLE).
 fn decimal_type(sql: &SqlType) -> Result<Option<DataType>, SqlError> {
     use sqlparser::ast::ExactNumberInfo;
-    let (SqlType::Numeric(info) | SqlType::Decimal(info)) = sql else {
+    let (SqlType::Numeric(info) | SqlType::Decimal(info) | SqlType::Dec(info)) = sql else {
         return Ok(None);
     };
     let (precision, scale) = match *info {
