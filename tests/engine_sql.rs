@@ -852,6 +852,12 @@ fn planning_errors_say_what_and_where() {
             "unknown column 'vv' in stream 's'; did you mean 'v'? at line 1, column 12"
         )
     );
+    // With no name close, the stream's columns are listed.
+    assert!(
+        err("SELECT max(temperature) OVER (ROWS 3 PRECEDING) FROM s").starts_with(
+            "unknown column 'temperature' in stream 's'; its columns are ts, key, v at line 1, column 12"
+        )
+    );
     assert!(
         err("SELECT maxx(v) OVER (ROWS 3 PRECEDING) FROM s")
             .starts_with("unknown function 'maxx'; did you mean 'max'?")

@@ -104,8 +104,8 @@ fn subqueries_that_cannot_run_are_refused_with_the_reason() {
             "the subquery passes none through: select the event-time column of stream 's'",
         ),
         (
-            "SELECT y FROM (SELECT ts, v AS x FROM s) AS d",
-            "unknown column 'y' in subquery 'd'",
+            "SELECT total FROM (SELECT ts, v AS x FROM s) AS d",
+            "unknown column 'total' in subquery 'd'; its columns are ts, x",
         ),
         (
             "SELECT y FROM (SELECT ts, v AS x FROM s)",

@@ -34,7 +34,7 @@ pub enum SqlErrorKind {
         suggestion: Option<String>,
     },
     /// The stream (or subquery) read has no such column.
-    #[error("unknown column '{name}' in {relation}{}", did_you_mean(.suggestion))]
+    #[error("unknown column '{name}' in {relation}{}", column_hint(.suggestion, .columns))]
     UnknownColumn {
         /// The column as written.
         name: String,
@@ -42,6 +42,8 @@ pub enum SqlErrorKind {
         relation: String,
         /// The closest column name.
         suggestion: Option<String>,
+        /// The relation's columns, listed when none is close.
+        columns: Vec<String>,
     },
     /// A scalar function sliq does not know.
     #[error("unknown function '{name}'{}", did_you_mean(.suggestion))]
@@ -60,6 +62,18 @@ pub enum SqlErrorKind {
     /// Types that do not fit together, or another planning error.
     #[error("{0}")]
     Plan(String),
+}
+
+/// The closest column, or else the columns there are (when a few).
+fn column_hint(suggestion: &Option<String>, columns: &[String]) -> String {
+    const LISTED: usize = 16;
+    match suggestion {
+        Some(_) => did_you_mean(suggestion),
+        None if !columns.is_empty() && columns.len() <= LISTED => {
+            format!("; its columns are {}", columns.join(", "))
+        }
+        None => String::new(),
+    }
 }
 
 fn did_you_mean(suggestion: &Option<String>) -> String {

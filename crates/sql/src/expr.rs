@@ -622,15 +622,17 @@ impl<'a> ExprConverter<'a> {
         match found {
             Some(f) => Ok(Expr::Column(Column::new_unqualified(f.name()))),
             None => {
-                let names = fields
+                let names: Vec<&str> = fields
                     .iter()
                     .map(|f| f.name().as_str())
-                    .filter(|n| !n.starts_with("__agg"));
+                    .filter(|n| !n.starts_with("__agg"))
+                    .collect();
                 Err(SqlError::at(
                     SqlErrorKind::UnknownColumn {
                         name: name.to_string(),
                         relation: self.relation.clone(),
-                        suggestion: closest(name, names),
+                        suggestion: closest(name, names.iter().copied()),
+                        columns: names.iter().map(|n| n.to_string()).collect(),
                     },
                     location,
                 ))

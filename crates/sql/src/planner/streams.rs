@@ -117,7 +117,8 @@ pub(super) fn plan_insert(
                         SqlErrorKind::UnknownColumn {
                             name: name.clone(),
                             relation: format!("stream '{stream}'"),
-                            suggestion: closest(&name, names),
+                            suggestion: closest(&name, names.clone()),
+                            columns: names.map(str::to_string).collect(),
                         },
                         location_of(c),
                     )
