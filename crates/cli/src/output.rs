@@ -229,7 +229,11 @@ impl Printer {
                     .map_err(|e| OutputError::Failed(format!("writing CSV: {e}")))?;
             }
             OutputFormat::Json => {
+                // Every line names every column, NULLs too, as the CSV
+                // header does: a late row's NULL aggregate is `null`, not
+                // a missing field.
                 let mut json = arrow_json::WriterBuilder::new()
+                    .with_explicit_nulls(true)
                     .with_encoder_factory(crate::json_floats::non_finite_as_strings())
                     .build::<_, arrow_json::writer::LineDelimited>(&mut self.buffer);
                 json.write(batch)

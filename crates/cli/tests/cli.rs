@@ -77,7 +77,7 @@ fn scripts_json_output_and_stdin() {
     let script = scratch(
         "script.sql",
         b"CREATE STREAM s (seq BIGINT, ts BIGINT, key VARCHAR, v DOUBLE) WITH (source = 'stdin', event_time = 'ts');\n\
-          SELECT seq, sum(v) OVER (PARTITION BY key ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS total FROM s;\n",
+          SELECT seq, v, sum(v) OVER (PARTITION BY key ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS total FROM s;\n",
     );
     let mut child = sliq()
         .args(["--format", "json", "-f", script.to_str().unwrap()])
@@ -95,8 +95,10 @@ fn scripts_json_output_and_stdin() {
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let lines: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
-    assert_eq!(lines[0], r#"{"seq":0,"total":5.0}"#);
-    assert_eq!(lines[2], r#"{"seq":2,"total":8.0}"#);
+    assert_eq!(lines[0], r#"{"seq":0,"v":5.0,"total":5.0}"#);
+    assert_eq!(lines[2], r#"{"seq":2,"v":3.0,"total":8.0}"#);
+    // Every line names every column, a NULL as null.
+    assert_eq!(lines[4], r#"{"seq":4,"v":null,"total":1.5}"#);
     assert_eq!(lines.len(), 5);
 }
 
