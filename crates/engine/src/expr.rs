@@ -133,7 +133,7 @@ impl CompiledExpr {
     /// `repeat` past 2 GiB of text) is caught here, so that it costs the
     /// batch's values and not the query.
     fn try_evaluate(&self, batch: &RecordBatch) -> Result<ArrayRef, Failed> {
-        let evaluated = crate::panics::catching(|| {
+        let evaluated = sliq_sql::panics::catching(|| {
             self.physical
                 .evaluate(batch)
                 .and_then(|v| v.into_array(batch.num_rows()))

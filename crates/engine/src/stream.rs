@@ -230,7 +230,7 @@ impl Stream {
             // the query that hit it stops with an error, the others go on.
             let mut finished = false;
             let result =
-                crate::panics::catching(|| q.compiled.lock().process(&batch, clocks.as_deref()))
+                sliq_sql::panics::catching(|| q.compiled.lock().process(&batch, clocks.as_deref()))
                     .unwrap_or_else(|what| {
                         finished = true;
                         Err(format!("internal error ({what}); the query is stopped"))

@@ -762,7 +762,7 @@ fn refused_constant(
             config_options: Arc::default(),
         })
     };
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+    match crate::panics::catching(run) {
         // DataFusion's prefixes ("Execution error: ") say nothing here.
         Ok(Err(
             datafusion_common::DataFusionError::Execution(why)

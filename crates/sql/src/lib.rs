@@ -37,6 +37,7 @@
 
 mod error;
 mod expr;
+pub mod panics;
 mod parser;
 mod plan;
 mod planner;

@@ -1,11 +1,14 @@
-//! Panics the engine catches and reports as errors.
+//! Panics sliq catches and reports as errors.
 //!
 //! A panic in an expression kernel (a bug, or a kernel's refusal of a size,
 //! such as a `repeat` past arrow's 2 GiB of text) costs its batch's values
-//! or its query, never the engine: it is caught and counted with its
-//! message. The process's panic hook still runs first, before anything can
-//! catch the panic; a hook that asks [`panic_is_caught`] can stay quiet
-//! about these, since the engine reports them itself.
+//! or its query, never the engine; a function's trial run at plan time (see
+//! the binder's check of constant arguments) that panics gives no verdict.
+//! Each is caught here and reported with its message. The process's panic
+//! hook still runs first, before anything can catch the panic; a hook that
+//! asks [`panic_is_caught`] can stay quiet about these, since sliq reports
+//! them itself. (The engine re-exports these; they live here because the
+//! planner is the first to catch.)
 
 use std::any::Any;
 use std::cell::Cell;
@@ -17,15 +20,15 @@ thread_local! {
 }
 
 /// Whether a panic raised now, on the current thread, will be caught by
-/// the engine and reported as an error (in a query's statistics, or as the
-/// error that stops one query). For panic hooks: the CLI's prints nothing
-/// for such panics.
+/// sliq and reported as an error (in a query's statistics, or as the error
+/// that stops one query) or ignored (a trial run at plan time). For panic
+/// hooks: the CLI's prints nothing for such panics.
 pub fn panic_is_caught() -> bool {
     CATCHING.with(|depth| depth.get() > 0)
 }
 
 /// Runs `f`; a panic in it becomes `Err` with the panic's message.
-pub(crate) fn catching<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+pub fn catching<R>(f: impl FnOnce() -> R) -> Result<R, String> {
     /// Leaves the region on every way out, the unwinding one included.
     struct Region;
     impl Drop for Region {
