@@ -1734,6 +1734,11 @@ fn functions_sql_writes_with_keywords() {
             "SELECT regexp_replace(key, '[', 'x') FROM s",
             "invalid regular expression '[': unclosed character class",
         ),
+        // Text compared with a number would fail on every row that is not one.
+        (
+            "SELECT key FROM s WHERE key > 5",
+            "cannot compare the text key with 5, a BIGINT: write CAST(key AS BIGINT)",
+        ),
         // A constant the function refuses whatever the rows.
         (
             "SELECT digest(key, 'sha999') FROM s",

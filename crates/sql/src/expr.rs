@@ -16,7 +16,7 @@ use sqlparser::ast::{self, BinaryOperator, Spanned, UnaryOperator, Value};
 
 use crate::error::{Location, SqlError, SqlErrorKind, closest};
 use crate::parser::DurationError;
-use crate::types::arrow_type;
+use crate::types::{arrow_type, value_type};
 
 /// The location of an AST node's start, when sqlparser knows it.
 pub fn location_of(node: &impl Spanned) -> Option<Location> {
@@ -683,11 +683,47 @@ impl<'a> ExprConverter<'a> {
                     "the operator {op} does not apply to {lt} ({l}) and {rt} ({r})"
                 ))
             })?;
+        // Reading every row's text as a number (`key > 5`) fails on each
+        // row that is not one; PostgreSQL and DuckDB ask for a CAST.
+        if matches!(
+            op,
+            Operator::Eq
+                | Operator::NotEq
+                | Operator::Lt
+                | Operator::LtEq
+                | Operator::Gt
+                | Operator::GtEq
+                | Operator::IsDistinctFrom
+                | Operator::IsNotDistinctFrom
+        ) {
+            for (e, from, to, other) in [(&l, &lt, &lt2, &r), (&r, &rt, &rt2, &l)] {
+                if from.is_string() && !to.is_string() && !matches!(e, Expr::Literal(..)) {
+                    let to = value_type(to).map_or_else(|| to.to_string(), |t| t.to_string());
+                    return Err(SqlError::plan(format!(
+                        "cannot compare the text {} with {}, a {to}: write CAST({} AS {to}) \
+                         to read the text as a {to}",
+                        shown(e),
+                        shown(other),
+                        shown(e)
+                    )));
+                }
+            }
+        }
         Ok(Expr::BinaryExpr(BinaryExpr::new(
             Box::new(self.cast_to(l, &lt2)?),
             op,
             Box::new(self.cast_to(r, &rt2)?),
         )))
+    }
+}
+
+/// `e` as a query would write it: a constant as its SQL literal (`5`,
+/// `'a'`), anything else as DataFusion shows it.
+fn shown(e: &Expr) -> String {
+    match e {
+        Expr::Literal(v, _) if v.data_type().is_string() => format!("'{v}'"),
+        Expr::Literal(v, _) => v.to_string(),
+        other => other.to_string(),
     }
 }
 
