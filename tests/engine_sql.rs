@@ -1734,10 +1734,22 @@ fn functions_sql_writes_with_keywords() {
             "SELECT regexp_replace(key, '[', 'x') FROM s",
             "invalid regular expression '[': unclosed character class",
         ),
-        // Text compared with a number would fail on every row that is not one.
+        // Text used as a number would fail on every row that is not one.
         (
             "SELECT key FROM s WHERE key > 5",
-            "cannot compare the text key with 5, a BIGINT: write CAST(key AS BIGINT)",
+            "the text key is used as a BIGINT: write CAST(key AS BIGINT) to read it as one",
+        ),
+        (
+            "SELECT coalesce(key, 5) FROM s",
+            "the text key is used as a BIGINT",
+        ),
+        (
+            "SELECT v FROM s WHERE key IN (1, 2)",
+            "the text key is used as a BIGINT",
+        ),
+        (
+            "SELECT date_trunc('minute', key) FROM s",
+            "the text key is used as a TIMESTAMP",
         ),
         // A constant the function refuses whatever the rows.
         (

@@ -657,6 +657,18 @@ impl<'a> ExprConverter<'a> {
                 "cannot use a {t} value ({e}) as {target}"
             )));
         }
+        // Text read as a number, a time or a boolean without a CAST would
+        // fail on every row that is not one (`coalesce(key, 5)`, `key IN (1,
+        // 2)`); PostgreSQL and DuckDB ask for the CAST. A text constant is
+        // read now, and refused now if it does not parse.
+        if t.is_string() && !target.is_string() && !matches!(e, Expr::Literal(..)) {
+            let to = value_type(target).map_or_else(|| target.to_string(), |v| v.to_string());
+            return Err(SqlError::plan(format!(
+                "the text {} is used as a {to}: write CAST({} AS {to}) to read it as one",
+                shown(&e),
+                shown(&e)
+            )));
+        }
         cast_constant(Expr::Cast(Cast::new(Box::new(e), target.clone())))
     }
 
@@ -683,32 +695,6 @@ impl<'a> ExprConverter<'a> {
                     "the operator {op} does not apply to {lt} ({l}) and {rt} ({r})"
                 ))
             })?;
-        // Reading every row's text as a number (`key > 5`) fails on each
-        // row that is not one; PostgreSQL and DuckDB ask for a CAST.
-        if matches!(
-            op,
-            Operator::Eq
-                | Operator::NotEq
-                | Operator::Lt
-                | Operator::LtEq
-                | Operator::Gt
-                | Operator::GtEq
-                | Operator::IsDistinctFrom
-                | Operator::IsNotDistinctFrom
-        ) {
-            for (e, from, to, other) in [(&l, &lt, &lt2, &r), (&r, &rt, &rt2, &l)] {
-                if from.is_string() && !to.is_string() && !matches!(e, Expr::Literal(..)) {
-                    let to = value_type(to).map_or_else(|| to.to_string(), |t| t.to_string());
-                    return Err(SqlError::plan(format!(
-                        "cannot compare the text {} with {}, a {to}: write CAST({} AS {to}) \
-                         to read the text as a {to}",
-                        shown(e),
-                        shown(other),
-                        shown(e)
-                    )));
-                }
-            }
-        }
         Ok(Expr::BinaryExpr(BinaryExpr::new(
             Box::new(self.cast_to(l, &lt2)?),
             op,
