@@ -1,0 +1,182 @@
+//! Constants in queries: SQL literals as values, and the checks that make
+//! a mistake in a constant the query's error at plan time rather than a
+//! NULL on every row.
+
+use std::sync::Arc;
+
+use datafusion_common::ScalarValue;
+use datafusion_expr::Expr;
+use datafusion_expr::expr::Cast;
+use sqlparser::ast::Value;
+
+use crate::error::SqlError;
+
+/// A SQL literal as a scalar value. A number is a BIGINT when it is a
+/// whole number that fits one, an exact DECIMAL(p, 0) when it is a whole
+/// number of up to 38 digits (as PostgreSQL's numeric and DuckDB's HUGEINT
+/// keep it: `-9223372036854775808` is exact), and otherwise a DOUBLE, which
+/// it must not overflow.
+pub fn literal(v: &Value) -> Result<ScalarValue, SqlError> {
+    Ok(match v {
+        Value::Number(n, _) => {
+            if let Ok(i) = n.parse::<i64>() {
+                ScalarValue::Int64(Some(i))
+            } else if let Some(d) = whole_decimal(n) {
+                d
+            } else {
+                let f: f64 = n
+                    .parse()
+                    .map_err(|_| SqlError::plan(format!("invalid number {n}")))?;
+                if !f.is_finite() {
+                    return Err(SqlError::plan(format!(
+                        "the number {n} is out of range for DOUBLE"
+                    )));
+                }
+                ScalarValue::Float64(Some(f))
+            }
+        }
+        Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => {
+            ScalarValue::Utf8(Some(s.clone()))
+        }
+        Value::Boolean(b) => ScalarValue::Boolean(Some(*b)),
+        Value::Null => ScalarValue::Null,
+        other => return Err(SqlError::unsupported(format!("the literal {other}"))),
+    })
+}
+
+/// `-v` as a constant, when `v` is a number: so `-9223372036854775808` is
+/// the least BIGINT, not the negation of a number past BIGINT.
+pub fn negative_literal(v: &Value) -> Option<Result<ScalarValue, SqlError>> {
+    match v {
+        Value::Number(n, long) => Some(literal(&Value::Number(format!("-{n}"), *long))),
+        _ => None,
+    }
+}
+
+/// `n` as a DECIMAL(p, 0) when it is a whole number (an optional minus,
+/// then digits) of at most 38 significant digits.
+fn whole_decimal(n: &str) -> Option<ScalarValue> {
+    let (negative, digits) = match n.strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, n),
+    };
+    let significant = digits.trim_start_matches('0');
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || significant.len() > 38 {
+        return None;
+    }
+    let value: i128 = significant.parse().unwrap_or(0);
+    Some(ScalarValue::Decimal128(
+        Some(if negative { -value } else { value }),
+        significant.len().max(1) as u8,
+        0,
+    ))
+}
+
+/// `e` as a query would write it: a constant as its SQL literal (`5`,
+/// `'a'`), anything else as DataFusion shows it.
+pub(super) fn shown(e: &Expr) -> String {
+    match e {
+        Expr::Literal(v, _) if v.data_type().is_string() => format!("'{v}'"),
+        Expr::Literal(v, _) => v.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// A cast of a constant, made now: one that fails (`v > 'a'` for a DOUBLE
+/// `v`) is an error of the query, as in PostgreSQL and DuckDB, rather than
+/// a NULL for every row it meets. Any other expression is left as it is.
+pub(super) fn cast_constant(e: Expr) -> Result<Expr, SqlError> {
+    let Expr::Cast(Cast { expr, field }) = &e else {
+        return Ok(e);
+    };
+    let data_type = field.data_type();
+    let Expr::Literal(value, metadata) = expr.as_ref() else {
+        return Ok(e);
+    };
+    match value.cast_to(data_type) {
+        Ok(cast) => Ok(Expr::Literal(cast, metadata.clone())),
+        Err(_) => {
+            let shown = match value.data_type() {
+                t if t.is_string() => format!("'{value}'"),
+                _ => value.to_string(),
+            };
+            Err(SqlError::plan(format!(
+                "the constant {shown} cannot be read as {data_type}"
+            )))
+        }
+    }
+}
+
+/// Why `udf` refuses its constant arguments whatever the rows, if it does:
+/// `digest(x, 'sha999')`, `date_trunc('fortnight', t)`, a `date_bin` stride
+/// of zero. The call runs once over no rows, with its constants as they
+/// are, so such a mistake is the query's error rather than a NULL for every
+/// row. A call without constants is not run, and a panic there is no
+/// verdict: the rows will tell.
+pub(super) fn refused_constant(
+    udf: &datafusion_expr::ScalarUDF,
+    args: &[Expr],
+    fields: &[arrow_schema::FieldRef],
+) -> Option<String> {
+    use datafusion_expr::{ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs};
+    if !args.iter().any(|a| matches!(a, Expr::Literal(..))) {
+        return None;
+    }
+    let values = args
+        .iter()
+        .zip(fields)
+        .map(|(a, field)| match a {
+            Expr::Literal(value, _) => Some(ColumnarValue::Scalar(value.clone())),
+            _ => ScalarValue::try_new_null(field.data_type())
+                .and_then(|null| null.to_array_of_size(0))
+                .ok()
+                .map(ColumnarValue::Array),
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let constants: Vec<Option<&ScalarValue>> = args
+        .iter()
+        .map(|a| match a {
+            Expr::Literal(value, _) => Some(value),
+            _ => None,
+        })
+        .collect();
+    let run = || {
+        let return_field = udf.return_field_from_args(ReturnFieldArgs {
+            arg_fields: fields,
+            scalar_arguments: &constants,
+        })?;
+        udf.invoke_with_args(ScalarFunctionArgs {
+            args: values,
+            arg_fields: fields.to_vec(),
+            number_rows: 0,
+            return_field,
+            config_options: Arc::default(),
+        })
+    };
+    match crate::panics::catching(run) {
+        // DataFusion's prefixes ("Execution error: ") say nothing here.
+        Ok(Err(
+            datafusion_common::DataFusionError::Execution(why)
+            | datafusion_common::DataFusionError::Plan(why),
+        )) => Some(why),
+        Ok(Err(e)) => Some(e.strip_backtrace()),
+        Ok(Ok(_)) | Err(_) => None,
+    }
+}
+
+/// A constant regular expression that does not compile is the query's
+/// error; otherwise each row would fail on it (and be NULL).
+pub(super) fn check_regex(pattern: &Expr) -> Result<(), SqlError> {
+    if let Expr::Literal(ScalarValue::Utf8(Some(p)) | ScalarValue::LargeUtf8(Some(p)), _) = pattern
+        && let Err(e) = regex::Regex::new(p)
+    {
+        let reason = e.to_string();
+        // The regex crate draws the pattern with a caret above its message.
+        let reason = reason.lines().last().unwrap_or_default().trim();
+        let reason = reason.strip_prefix("error: ").unwrap_or(reason);
+        return Err(SqlError::plan(format!(
+            "invalid regular expression '{p}': {reason}"
+        )));
+    }
+    Ok(())
+}

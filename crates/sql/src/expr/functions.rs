@@ -1,0 +1,171 @@
+//! The scalar functions a query can call: DataFusion's, less the clock
+//! functions a continuous query cannot have, with their documentation for
+//! `SHOW FUNCTIONS`.
+
+use std::sync::Arc;
+
+use sqlparser::ast;
+
+/// DataFusion's functions of the time a query starts, which it replaces by
+/// a constant when planning a batch query; a continuous query never stops.
+const CLOCK_FUNCTIONS: &[&str] = &[
+    "now",
+    "current_timestamp",
+    "current_date",
+    "today",
+    "current_time",
+];
+
+/// The scalar functions available in expressions, by name and alias.
+fn scalar_functions() -> &'static std::collections::HashMap<String, Arc<datafusion_expr::ScalarUDF>>
+{
+    static FUNCTIONS: std::sync::OnceLock<
+        std::collections::HashMap<String, Arc<datafusion_expr::ScalarUDF>>,
+    > = std::sync::OnceLock::new();
+    FUNCTIONS.get_or_init(|| {
+        let mut map = std::collections::HashMap::new();
+        for udf in datafusion_functions::all_default_functions()
+            .into_iter()
+            .filter(|udf| !CLOCK_FUNCTIONS.contains(&udf.name()))
+        {
+            for alias in udf.aliases() {
+                map.insert(alias.to_ascii_lowercase(), Arc::clone(&udf));
+            }
+            map.insert(udf.name().to_ascii_lowercase(), udf);
+        }
+        map
+    })
+}
+
+/// The scalar function `name` (lower case), if sliq has it.
+pub fn scalar_function(name: &str) -> Option<&'static Arc<datafusion_expr::ScalarUDF>> {
+    scalar_functions().get(name)
+}
+
+/// A function queries can call, for `SHOW FUNCTIONS`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionInfo {
+    /// Its name (lower case).
+    pub name: String,
+    /// `aggregate`, `scalar` or (engine side) `user aggregate`.
+    pub kind: &'static str,
+    /// How it is called, with argument and result types where known.
+    pub signature: String,
+}
+
+/// Every built-in function, aggregates then scalar functions, each sorted
+/// by name.
+pub fn builtin_functions() -> Vec<FunctionInfo> {
+    let aggregates = sliq_aggregates::registry::FUNCTIONS
+        .iter()
+        .map(|(name, signature)| FunctionInfo {
+            name: name.to_string(),
+            kind: "aggregate",
+            signature: signature.to_string(),
+        });
+    let mut scalars: Vec<FunctionInfo> = scalar_functions()
+        .iter()
+        .map(|(name, udf)| FunctionInfo {
+            name: name.clone(),
+            kind: "scalar",
+            signature: udf
+                .documentation()
+                .map(|d| d.syntax_example.clone())
+                .unwrap_or_else(|| format!("{name}(…)")),
+        })
+        .collect();
+    scalars.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut all: Vec<FunctionInfo> = aggregates.collect();
+    all.sort_by(|a, b| a.name.cmp(&b.name));
+    all.extend(scalars);
+    all
+}
+
+/// Whether `text` matches the SQL `LIKE` `pattern` (`%` any run, `_` one
+/// character), ignoring ASCII case.
+pub fn like(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.to_ascii_lowercase().chars().collect();
+    let t: Vec<char> = text.to_ascii_lowercase().chars().collect();
+    // Greedy match with backtracking to the last `%` (linear in practice).
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while j < t.len() {
+        match p.get(i) {
+            Some('%') => {
+                star = Some((i, j));
+                i += 1;
+            }
+            Some(&c) if c == '_' || c == t[j] => {
+                i += 1;
+                j += 1;
+            }
+            _ => match star {
+                Some((si, sj)) => {
+                    i = si + 1;
+                    j = sj + 1;
+                    star = Some((si, sj + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[i..].iter().all(|&c| c == '%')
+}
+
+/// Names of all scalar and aggregate functions, for suggestions.
+pub fn function_names() -> impl Iterator<Item = &'static str> {
+    scalar_functions()
+        .keys()
+        .map(String::as_str)
+        .chain(sliq_aggregates::registry::function_names())
+}
+
+/// Whether `f` is one of [`CLOCK_FUNCTIONS`].
+pub(super) fn is_clock_function(f: &ast::Function) -> bool {
+    let name = f.name.to_string().to_ascii_lowercase();
+    CLOCK_FUNCTIONS.contains(&name.as_str())
+}
+
+/// Whether a call without `OVER` is a scalar function (not an aggregate).
+pub(super) fn is_scalar_call(f: &ast::Function) -> bool {
+    let name = f.name.to_string().to_ascii_lowercase();
+    !sliq_aggregates::registry::is_aggregate(&name) && scalar_function(&name).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_matches_sql_patterns_ignoring_case() {
+        for (pattern, text) in [
+            ("max", "MAX"),
+            ("%max%", "argmax"),
+            ("m_x", "max"),
+            ("%", ""),
+            ("a%b%c", "aXXbYYc"),
+            ("%_count%", "approx_count_distinct"),
+        ] {
+            assert!(like(pattern, text), "{pattern} should match {text}");
+        }
+        for (pattern, text) in [("max", "maxcount"), ("m_x", "mx"), ("a%b", "ac"), ("_", "")] {
+            assert!(!like(pattern, text), "{pattern} should not match {text}");
+        }
+    }
+
+    #[test]
+    fn builtins_list_aggregates_then_scalar_functions() {
+        let all = builtin_functions();
+        let first_scalar = all.iter().position(|f| f.kind == "scalar").unwrap();
+        assert!(all[..first_scalar].iter().all(|f| f.kind == "aggregate"));
+        assert!(all[first_scalar..].iter().all(|f| f.kind == "scalar"));
+        assert!(
+            all.iter()
+                .any(|f| f.name == "lag" && f.signature.starts_with("lag(x any"))
+        );
+        assert!(
+            all.iter()
+                .any(|f| f.name == "abs" && f.signature == "abs(numeric_expression)")
+        );
+    }
+}
