@@ -2072,7 +2072,8 @@ fn decimals_reach_every_function_and_insert_rounds_to_scale() {
 fn max_by_and_min_by_are_argmax_and_argmin_with_the_arguments_swapped() {
     let out = run(
         "SELECT max_by(ts, v) OVER w AS mb, argmax(v, ts) OVER w AS am, \
-                min_by(key, v) OVER w AS nb, argmin(v, key) OVER w AS an \
+                min_by(key, v) OVER w AS nb, argmin(v, key) OVER w AS an, \
+                arg_max(ts, v) OVER w AS duck_am, arg_min(key, v) OVER w AS duck_an \
          FROM s WINDOW w AS (ROWS 2 PRECEDING)",
     );
     // v: 5, 1, 3, 4, 2, 7 at ts 1 s, 2 s, 3 s, 4 s, 15 s, 16 s.
@@ -2089,6 +2090,9 @@ fn max_by_and_min_by_are_argmax_and_argmin_with_the_arguments_swapped() {
     );
     assert_eq!(ints(&out, "mb"), ints(&out, "am"));
     assert_eq!(strings(&out, "nb"), strings(&out, "an"));
+    // DuckDB's and ClickHouse's arg_max and arg_min take max_by's order.
+    assert_eq!(ints(&out, "mb"), ints(&out, "duck_am"));
+    assert_eq!(strings(&out, "nb"), strings(&out, "duck_an"));
     assert_eq!(
         out.schema().field_with_name("mb").unwrap().data_type(),
         &DataType::Int64

@@ -83,6 +83,14 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
         "min_by",
         "min_by(x any, y any) -> type of x (argmin(y, x): the x of the row with the least y)",
     ),
+    (
+        "arg_max",
+        "arg_max(x any, y any) -> type of x (alias of max_by, as DuckDB and ClickHouse order it)",
+    ),
+    (
+        "arg_min",
+        "arg_min(x any, y any) -> type of x (alias of min_by, as DuckDB and ClickHouse order it)",
+    ),
     ("maxcount", "maxcount(x any) -> BIGINT"),
     ("mincount", "mincount(x any) -> BIGINT"),
     (
@@ -486,16 +494,16 @@ pub fn resolve(
                 OutputType::Scalar(ty),
             )
         }
-        ("argmax" | "argmin" | "max_by" | "min_by", 2) => {
+        ("argmax" | "argmin" | "max_by" | "min_by" | "arg_max" | "arg_min", 2) => {
             let (x, y) = match canonical {
-                "max_by" | "min_by" => (args[1].ty, args[0].ty),
+                _ if takes_value_first(canonical) => (args[1].ty, args[0].ty),
                 _ => (args[0].ty, args[1].ty),
             };
             (
                 Bound::ArgExtreme {
                     x,
                     y,
-                    max: matches!(canonical, "argmax" | "max_by"),
+                    max: matches!(canonical, "argmax" | "max_by" | "arg_max"),
                 },
                 vec![x, y],
                 OutputType::Scalar(y),
@@ -670,8 +678,15 @@ pub fn resolve(
         inputs,
         output,
         bound,
-        swapped: matches!(canonical, "max_by" | "min_by"),
+        swapped: takes_value_first(canonical),
     })
+}
+
+/// Whether `name` is one of the spellings of `argmax`/`argmin` that take the
+/// value returned first and the value compared second (`max_by(x, y)` is
+/// `argmax(y, x)`).
+fn takes_value_first(name: &str) -> bool {
+    matches!(name, "max_by" | "min_by" | "arg_max" | "arg_min")
 }
 
 fn unknown_function(name: &str) -> AggregateError {

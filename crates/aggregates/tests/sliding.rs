@@ -148,8 +148,10 @@ fn naive<'w>(call: &TestCall, window: &'w [Vec<Value>]) -> Result<Value, String>
         "max" => best(window, Ordering::Greater).map_or(Value::Null, |r| r[0].clone()),
         // Rows come in the order the aggregate is fed: max_by's arguments
         // arrive swapped, as argmax's.
-        "argmin" | "min_by" => best(window, Ordering::Less).map_or(Value::Null, |r| r[1].clone()),
-        "argmax" | "max_by" => {
+        "argmin" | "min_by" | "arg_min" => {
+            best(window, Ordering::Less).map_or(Value::Null, |r| r[1].clone())
+        }
+        "argmax" | "max_by" | "arg_max" => {
             best(window, Ordering::Greater).map_or(Value::Null, |r| r[1].clone())
         }
         "mincount" | "maxcount" => {

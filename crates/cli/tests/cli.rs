@@ -777,9 +777,13 @@ fn show_functions_lists_matching_names_with_signatures() {
         .iter()
         .filter_map(|l| l.split_whitespace().next())
         .collect();
-    assert_eq!(names, ["argmax", "max", "max_by", "maxcount"], "{lines:?}");
+    assert_eq!(
+        names,
+        ["arg_max", "argmax", "max", "max_by", "maxcount"],
+        "{lines:?}"
+    );
     assert!(
-        lines[1].contains("aggregate") && lines[1].ends_with("max(x any) -> same type"),
+        lines[2].contains("aggregate") && lines[2].ends_with("max(x any) -> same type"),
         "{lines:?}"
     );
 }
@@ -1798,8 +1802,9 @@ fn max_by_returns_the_first_argument_at_the_greatest_second() {
         "max_by.csv",
         b"name,score\nann,3\nbob,9\ncy,4\n",
         "CREATE STREAM m (name VARCHAR, score BIGINT) WITH (path = '{path}', format = 'csv'); \
-         SELECT max_by(name, score) OVER (ROWS 1 PRECEDING) AS best FROM m;",
+         SELECT max_by(name, score) OVER (ROWS 1 PRECEDING) AS best, \
+                arg_max(name, score) OVER (ROWS 1 PRECEDING) AS duck FROM m;",
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "best\nann\nbob\nbob\n");
+    assert_eq!(stdout(&out), "best,duck\nann,ann\nbob,bob\nbob,bob\n");
 }
