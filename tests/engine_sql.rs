@@ -1824,6 +1824,28 @@ fn a_cast_to_decimal_keeps_its_scale() {
 }
 
 #[test]
+fn an_expression_that_fails_whatever_the_rows_is_refused() {
+    let (engine, s) = engine_with_s();
+    for (sql, what) in [
+        ("SELECT ts, 1 / 0 AS x FROM s", "Divide by zero"),
+        ("SELECT 9223372036854775807 + 1 FROM s", "Overflow"),
+    ] {
+        let err = engine.query(sql).unwrap_err().to_string();
+        assert!(err.contains(what), "{sql}: {err}");
+    }
+    // One that fails on some rows only is NULL on those rows.
+    let q = engine
+        .query("SELECT 10 / CAST(v AS BIGINT) AS x FROM s")
+        .unwrap();
+    s.push(batch(&[
+        (1, Some("a"), Some(0.0)),
+        (2, Some("a"), Some(5.0)),
+    ]))
+    .unwrap();
+    assert_eq!(ints(&q.recv().unwrap(), "x"), [None, Some(2)]);
+}
+
+#[test]
 fn whole_numbers_past_bigint_stay_exact() {
     let (engine, s) = engine_with_s();
     let q = engine

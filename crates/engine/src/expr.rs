@@ -105,17 +105,25 @@ pub(crate) fn physical_expr(e: &Expr, schema: &DFSchema) -> Result<Arc<dyn Physi
 }
 
 impl CompiledExpr {
-    /// Compiles `e` over rows of `schema`.
+    /// Compiles `e` over rows of `schema`. It is evaluated once over no
+    /// rows: an expression that fails whatever the rows (`1 / 0`) is an
+    /// error now, not a NULL on every row. (A kernel's panic there is no
+    /// verdict: the rows will tell.)
     pub(crate) fn new(e: &Expr, schema: &DFSchema) -> Result<Self, String> {
         let physical = physical_expr(e, schema)?;
         let data_type = physical
             .data_type(schema.as_arrow())
             .map_err(|err| format!("cannot type {e}: {err}"))?;
-        Ok(CompiledExpr {
+        let compiled = CompiledExpr {
             physical,
             text: e.to_string(),
             data_type,
-        })
+        };
+        let no_rows = RecordBatch::new_empty(Arc::new(schema.as_arrow().clone()));
+        match compiled.try_evaluate(&no_rows) {
+            Err(failed) if !failed.panicked => Err(failed.message),
+            _ => Ok(compiled),
+        }
     }
 
     /// The type of its values.
