@@ -95,15 +95,10 @@ pub(super) fn cast_constant(e: Expr) -> Result<Expr, SqlError> {
     };
     match value.cast_to(data_type) {
         Ok(cast) => Ok(Expr::Literal(cast, metadata.clone())),
-        Err(_) => {
-            let shown = match value.data_type() {
-                t if t.is_string() => format!("'{value}'"),
-                _ => value.to_string(),
-            };
-            Err(SqlError::plan(format!(
-                "the constant {shown} cannot be read as {data_type}"
-            )))
-        }
+        Err(_) => Err(SqlError::plan(format!(
+            "the constant {} cannot be read as {data_type}",
+            shown(expr)
+        ))),
     }
 }
 

@@ -132,10 +132,9 @@ impl AggregatePlanner<'_> {
                     op: ast::UnaryOperator::Minus,
                     expr,
                 } => match expr.as_ref() {
-                    ast::Expr::Value(v) => match negative_literal(&v.value) {
-                        Some(negative) => to_literal(&negative?),
-                        None => None,
-                    },
+                    ast::Expr::Value(v) => negative_literal(&v.value)
+                        .transpose()?
+                        .and_then(|negative| to_literal(&negative)),
                     _ => None,
                 },
                 _ => None,
