@@ -184,7 +184,10 @@ impl<'a> ExprConverter<'a> {
                             || matches!(t, DataType::Interval(_) | DataType::Duration(_)))
                         {
                             return Err(SqlError::at(
-                                SqlErrorKind::Plan(format!("cannot negate {expr}, a {t}")),
+                                SqlErrorKind::Plan(format!(
+                                    "cannot negate {expr}, a {}",
+                                    sql_type_name(&t)
+                                )),
                                 location_of(expr.as_ref()),
                             ));
                         }
@@ -670,7 +673,7 @@ impl<'a> ExprConverter<'a> {
         // 2)`); PostgreSQL and DuckDB ask for the CAST. A text constant is
         // read now, and refused now if it does not parse.
         if t.is_string() && !target.is_string() && !matches!(e, Expr::Literal(..)) {
-            let to = value_type(target).map_or_else(|| target.to_string(), |v| v.to_string());
+            let to = sql_type_name(target);
             return Err(SqlError::plan(format!(
                 "the text {} is used as a {to}: write CAST({} AS {to}) to read it as one",
                 shown(&e),
@@ -709,6 +712,12 @@ impl<'a> ExprConverter<'a> {
             Box::new(self.cast_to(r, &rt2)?),
         )))
     }
+}
+
+/// `t` as SQL names it (`BIGINT`, `VARCHAR`), or as arrow does where sliq's
+/// SQL has no name for it.
+fn sql_type_name(t: &DataType) -> String {
+    value_type(t).map_or_else(|| t.to_string(), |v| v.to_string())
 }
 
 fn arrow_cast_ok(from: &DataType, to: &DataType) -> bool {
