@@ -925,17 +925,17 @@ fn planning_errors_say_what_and_where() {
     for (sql, constant, column) in [
         (
             "SELECT v FROM s WHERE v > 'a'",
-            "'a' cannot be read as Float64",
+            "'a' cannot be read as DOUBLE",
             23,
         ),
         (
             "SELECT v FROM s WHERE ts IN (1, 'b')",
-            "'b' cannot be read as Int64",
+            "'b' cannot be read as BIGINT",
             23,
         ),
         (
             "SELECT CAST('x' AS BIGINT) AS i FROM s",
-            "'x' cannot be read as Int64",
+            "'x' cannot be read as BIGINT",
             13,
         ),
     ] {
@@ -978,7 +978,7 @@ fn planning_errors_say_what_and_where() {
         ),
         (
             "INSERT INTO s VALUES (1, 'a', 2.0), (2, 'b', 'x')",
-            "the constant 'x' cannot be read as Float64",
+            "the constant 'x' cannot be read as DOUBLE",
             46,
         ),
     ] {
@@ -1724,7 +1724,7 @@ fn functions_sql_writes_with_keywords() {
         ("SELECT key SIMILAR TO 'a%' FROM s", "SIMILAR TO"),
         (
             "SELECT DATE 'soon' FROM s",
-            "the constant 'soon' cannot be read as Date32",
+            "the constant 'soon' cannot be read as DATE",
         ),
         (
             "SELECT key ~ 'a(' FROM s",

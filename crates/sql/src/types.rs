@@ -96,6 +96,12 @@ fn decimal_type(sql: &SqlType) -> Result<Option<DataType>, SqlError> {
     }
 }
 
+/// `t` as SQL names it (`BIGINT`, `VARCHAR`, `DECIMAL(10, 2)`), or as arrow
+/// does where sliq's SQL has no name for it.
+pub(crate) fn sql_type_name(t: &DataType) -> String {
+    value_type(t).map_or_else(|| t.to_string(), |v| v.to_string())
+}
+
 /// The aggregate-facing type of an Arrow type, if aggregates can take it.
 /// Integers that fit widen to `Int64`; `UInt64` (which does not), floats and
 /// 256-bit decimals become `Float64`; a `Decimal128` keeps its precision and

@@ -10,6 +10,7 @@ use datafusion_expr::expr::Cast;
 use sqlparser::ast::Value;
 
 use crate::error::SqlError;
+use crate::types::sql_type_name;
 
 /// A SQL literal as a scalar value. A number is a BIGINT when it is a
 /// whole number that fits one, an exact DECIMAL(p, 0) when it is a whole
@@ -96,8 +97,9 @@ pub(super) fn cast_constant(e: Expr) -> Result<Expr, SqlError> {
     match value.cast_to(data_type) {
         Ok(cast) => Ok(Expr::Literal(cast, metadata.clone())),
         Err(_) => Err(SqlError::plan(format!(
-            "the constant {} cannot be read as {data_type}",
-            shown(expr)
+            "the constant {} cannot be read as {}",
+            shown(expr),
+            sql_type_name(data_type)
         ))),
     }
 }

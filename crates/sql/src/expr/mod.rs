@@ -16,7 +16,7 @@ use sqlparser::ast::{self, BinaryOperator, Spanned, UnaryOperator, Value};
 
 use crate::error::{Location, SqlError, SqlErrorKind, closest};
 use crate::parser::DurationError;
-use crate::types::{arrow_type, value_type};
+use crate::types::{arrow_type, sql_type_name};
 
 mod constants;
 mod functions;
@@ -712,12 +712,6 @@ impl<'a> ExprConverter<'a> {
             Box::new(self.cast_to(r, &rt2)?),
         )))
     }
-}
-
-/// `t` as SQL names it (`BIGINT`, `VARCHAR`), or as arrow does where sliq's
-/// SQL has no name for it.
-fn sql_type_name(t: &DataType) -> String {
-    value_type(t).map_or_else(|| t.to_string(), |v| v.to_string())
 }
 
 fn arrow_cast_ok(from: &DataType, to: &DataType) -> bool {
