@@ -22,6 +22,7 @@ mod explain;
 mod header;
 mod lines;
 mod numbers;
+mod parquet_file;
 mod plain_csv;
 mod structural;
 
@@ -58,6 +59,17 @@ pub enum SourceError {
     #[error("{what}, after {batches} batch(es): {message}")]
     Arrow {
         /// The file or `stdin`.
+        what: String,
+        /// The batches read before.
+        batches: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A Parquet file that does not decode, or whose values do not convert
+    /// to the stream's types.
+    #[error("{what}, after {batches} batch(es): {message}")]
+    Parquet {
+        /// The file.
         what: String,
         /// The batches read before.
         batches: usize,
@@ -109,6 +121,8 @@ pub enum Format {
     JsonLines,
     /// Arrow IPC, file or stream format (files and stdin only).
     Arrow,
+    /// Parquet (files only: its footer is read first).
+    Parquet,
 }
 
 /// How text lines are read, whatever they come from.
@@ -201,9 +215,10 @@ fn text_options(
         None | Some("csv") => Format::Csv,
         Some("jsonl" | "json" | "ndjson") => Format::JsonLines,
         Some("arrow" | "ipc") => Format::Arrow,
+        Some("parquet") => Format::Parquet,
         Some(other) => {
             return Err(SourceError::Options(format!(
-                "format = '{other}': expected 'csv', 'jsonl' or 'arrow'"
+                "format = '{other}': expected 'csv', 'jsonl', 'arrow' or 'parquet'"
             )));
         }
     };
@@ -278,23 +293,49 @@ impl SourceSpec {
         }
         let source = option(options, "source").map(str::to_ascii_lowercase);
         Ok(match (source.as_deref(), option(options, "path")) {
-            (Some("file") | None, Some(path)) => Some(SourceSpec::File {
-                path: PathBuf::from(path),
-                text: text_options(options, true)?,
-                follow: flag(options, "follow", false)?,
-            }),
+            (Some("file") | None, Some(path)) => {
+                let mut text = text_options(options, true)?;
+                // A `.parquet` file needs no format option.
+                let extension = std::path::Path::new(path)
+                    .extension()
+                    .and_then(|e| e.to_str())
+                    .map(str::to_ascii_lowercase);
+                if option(options, "format").is_none()
+                    && matches!(extension.as_deref(), Some("parquet" | "pq"))
+                {
+                    text.format = Format::Parquet;
+                }
+                let follow = flag(options, "follow", false)?;
+                if follow && text.format == Format::Parquet {
+                    return Err(SourceError::Options(
+                        "follow = 'true' reads text as it is appended; a Parquet file is read whole"
+                            .into(),
+                    ));
+                }
+                Some(SourceSpec::File {
+                    path: PathBuf::from(path),
+                    text,
+                    follow,
+                })
+            }
             (None, None) => None,
-            (Some("stdin"), _) => Some(SourceSpec::Stdin {
-                text: text_options(options, true)?,
-            }),
+            (Some("stdin"), _) => {
+                let text = text_options(options, true)?;
+                if text.format == Format::Parquet {
+                    return Err(SourceError::Options(
+                        "format = 'parquet' reads files (path = '…'), not stdin".into(),
+                    ));
+                }
+                Some(SourceSpec::Stdin { text })
+            }
             (Some("tcp"), _) => {
                 let listen = option(options, "listen").ok_or_else(|| {
                     SourceError::Options("source = 'tcp' needs listen = 'host:port'".into())
                 })?;
                 let text = text_options(options, false)?;
-                if text.format == Format::Arrow {
+                if matches!(text.format, Format::Arrow | Format::Parquet) {
                     return Err(SourceError::Options(
-                        "source = 'tcp' reads CSV or JSON lines, not Arrow".into(),
+                        "source = 'tcp' reads CSV or JSON lines, not Arrow or Parquet".into(),
                     ));
                 }
                 Some(SourceSpec::Tcp {
@@ -393,6 +434,11 @@ impl SourceSpec {
             SourceSpec::File { path, text, follow } => {
                 let what = path.display().to_string();
                 let file = File::open(path).map_err(|e| SourceError::io(&what, e))?;
+                if text.format == Format::Parquet {
+                    return Ok(BatchReader::Parquet(parquet_file::open(
+                        what, file, schema, progress,
+                    )?));
+                }
                 let watched = match follow {
                     true => Some(file.try_clone().map_err(|e| SourceError::io(&what, e))?),
                     false => None,
@@ -646,6 +692,11 @@ fn text_reader(
         Format::Csv | Format::JsonLines => {
             BatchReader::Lines(Lines::new(input, what, schema, text, live))
         }
+        Format::Parquet => {
+            return Err(SourceError::Options(format!(
+                "{what}: format = 'parquet' reads files (path = '…')"
+            )));
+        }
         Format::Arrow => match arrow_batches(input) {
             Ok(reader) => BatchReader::Arrow {
                 what,
@@ -702,6 +753,8 @@ pub enum BatchReader {
         reader: ArrowBatches,
         batches: usize,
     },
+    /// A Parquet file's batches.
+    Parquet(parquet_file::ParquetBatches),
     /// Synthetic events.
     Generator(Generator),
     /// DEBS 2012 records, projected onto the stream's columns.
@@ -772,6 +825,7 @@ impl Iterator for BatchReader {
                     message: arrow_error_message(&e),
                 })
             }),
+            BatchReader::Parquet(parquet) => parquet.next_batch(),
             BatchReader::Generator(g) => g.next_batch().map(Ok),
             BatchReader::Debs {
                 what,

@@ -201,6 +201,139 @@ fn json_lines_and_arrow_files_are_sources_too() {
     assert_eq!(stdout(&out), "k,lo\nx,4.0\nx,2.0\n");
 }
 
+/// A Parquet file with its columns in another order, an extra one, time in
+/// microseconds with a zone, several row groups and zstd pages: the stream
+/// reads its own columns by name, cast to the declared types.
+fn parquet_file(name: &str, rows: usize, v_as_text: bool) -> PathBuf {
+    use arrow_array::TimestampMicrosecondArray;
+    use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+    use parquet::arrow::ArrowWriter;
+    use parquet::basic::{Compression, ZstdLevel};
+    use parquet::file::properties::WriterProperties;
+    let v: ArrayRef = match v_as_text {
+        true => Arc::new(StringArray::from(
+            (0..rows)
+                .map(|i| {
+                    if i == rows - 1 {
+                        "oops".to_string()
+                    } else {
+                        i.to_string()
+                    }
+                })
+                .collect::<Vec<_>>(),
+        )),
+        false => Arc::new(Float64Array::from(
+            (0..rows).map(|i| i as f64).collect::<Vec<_>>(),
+        )),
+    };
+    let batch = RecordBatch::try_from_iter([
+        ("V", v),
+        (
+            "extra",
+            Arc::new(Int64Array::from(vec![7; rows])) as ArrayRef,
+        ),
+        (
+            "k",
+            Arc::new(StringArray::from(
+                (0..rows).map(|i| ["a", "b"][i % 2]).collect::<Vec<_>>(),
+            )) as ArrayRef,
+        ),
+        (
+            "ts",
+            Arc::new(
+                TimestampMicrosecondArray::from(
+                    (0..rows).map(|i| i as i64 * 1_000_000).collect::<Vec<_>>(),
+                )
+                .with_timezone("UTC"),
+            ) as ArrayRef,
+        ),
+    ])
+    .unwrap();
+    let properties = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_max_row_group_row_count(Some(1000))
+        .build();
+    let mut bytes = Vec::new();
+    let mut writer = ArrowWriter::try_new(&mut bytes, batch.schema(), Some(properties)).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    scratch(name, &bytes)
+}
+
+#[test]
+fn parquet_files_are_read_by_column_name_and_cast() {
+    let path = parquet_file("events.parquet", 10_000, false);
+    let sql = format!(
+        "CREATE STREAM p (ts TIMESTAMP, k VARCHAR, v DOUBLE) WITH (path = '{}', event_time = 'ts'); \
+         SELECT ts, k, sum(v) OVER (RANGE '2s') AS s FROM p GROUP BY k;",
+        path.display()
+    );
+    let out = run(&["--format", "csv", "-c", &sql]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 10_001);
+    assert_eq!(lines[0], "ts,k,s");
+    assert_eq!(lines[1], "1970-01-01T00:00:00.000,a,0.0");
+    // Row 9,999 (key b, 9,999 s) holds 9,997 and 9,999 within 2 s.
+    assert_eq!(lines[10_000], "1970-01-01T02:46:39.000,b,19996.0");
+
+    // A column the file lacks is named, with the columns it has.
+    let sql = format!(
+        "CREATE STREAM q (ts TIMESTAMP, key VARCHAR) WITH (path = '{}', format = 'parquet'); \
+         SELECT key FROM q;",
+        path.display()
+    );
+    let out = run(&["-c", &sql]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out)
+            .contains("events.parquet has no column 'key'; its columns are V, extra, k, ts"),
+        "{}",
+        stderr(&out)
+    );
+
+    // Text that does not read as the declared type stops the replay there,
+    // after the batches before it, naming the column: never a silent NULL.
+    let path = parquet_file("text.parquet", 10_000, true);
+    let sql = format!(
+        "CREATE STREAM t (k VARCHAR, v DOUBLE) WITH (path = '{}'); SELECT k, v FROM t;",
+        path.display()
+    );
+    let out = run(&["--format", "csv", "-c", &sql]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out).lines().count(), 8_193);
+    assert!(
+        stderr(&out).contains("text.parquet, after 1 batch(es): column 'v' (Float64):"),
+        "{}",
+        stderr(&out)
+    );
+
+    // Not Parquet at all, or asked of stdin: refused with the reason.
+    let fake = scratch("fake.parquet", b"k,v\na,1\n");
+    let sql = format!(
+        "CREATE STREAM f (k VARCHAR, v DOUBLE) WITH (path = '{}'); SELECT k FROM f;",
+        fake.display()
+    );
+    let out = run(&["-c", &sql]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("fake.parquet, after 0 batch(es): "),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&[
+        "-c",
+        "CREATE STREAM s (k VARCHAR) WITH (source = 'stdin', format = 'parquet'); SELECT k FROM s;",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("format = 'parquet' reads files (path = '…'), not stdin"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// Arrow IPC in its stream format and its file format (padded to 8 or to 64
 /// bytes) reads batch by batch; a file cut short gives the rows of its whole
 /// batches, then fails naming the file.
