@@ -544,19 +544,24 @@ fn debs_projection(schema: &SchemaRef) -> Result<Vec<usize>, SourceError> {
         .collect()
 }
 
-/// The stream's columns out of a DEBS batch (`projection`: each one's
-/// position in the batch), cast to the declared types.
+/// The stream's columns out of a batch read from a file (`positions`: each
+/// one's column in the batch), cast to the declared types. A value that
+/// does not convert is an error naming its column, never a silent NULL.
 fn project(
     batch: &RecordBatch,
     schema: &SchemaRef,
-    projection: &[usize],
+    positions: &[usize],
 ) -> Result<RecordBatch, String> {
-    let columns = projection
+    let strict = arrow_cast::CastOptions {
+        safe: false,
+        ..arrow_cast::CastOptions::default()
+    };
+    let columns = positions
         .iter()
         .zip(schema.fields())
         .map(|(&i, f)| {
-            arrow_cast::cast(batch.column(i), f.data_type())
-                .map_err(|e| format!("column {}: {e}", f.name()))
+            arrow_cast::cast_with_options(batch.column(i), f.data_type(), &strict)
+                .map_err(|e| format!("column '{}' ({}): {e}", f.name(), f.data_type()))
         })
         .collect::<Result<Vec<_>, _>>()?;
     RecordBatch::try_new(Arc::clone(schema), columns).map_err(|e| e.to_string())

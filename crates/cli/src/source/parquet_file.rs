@@ -1,5 +1,5 @@
 //! Parquet files as a replay source. Only the stream's columns are read
-//! (found by name, as a CSV header's are), a batch of row groups at a time,
+//! (found by name, as a CSV header's are), 8,192 rows at a time,
 //! and each is cast to the type the stream declares; a value that does not
 //! convert stops the replay naming its column, rather than becoming NULL.
 
@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use arrow_array::RecordBatch;
-use arrow_cast::{CastOptions, cast_with_options};
 use arrow_schema::SchemaRef;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
@@ -135,25 +134,6 @@ impl ParquetBatches {
             self.progress
                 .store((share * self.file_bytes as f64) as u64, Ordering::Relaxed);
         }
-        Some(self.in_stream_schema(&batch).map_err(failed))
-    }
-
-    /// `batch`'s columns in the stream's order and types. A value that does
-    /// not convert is an error naming its column, not a NULL.
-    fn in_stream_schema(&self, batch: &RecordBatch) -> Result<RecordBatch, String> {
-        let strict = CastOptions {
-            safe: false,
-            ..CastOptions::default()
-        };
-        let columns = self
-            .positions
-            .iter()
-            .zip(self.schema.fields())
-            .map(|(&i, f)| {
-                cast_with_options(batch.column(i), f.data_type(), &strict)
-                    .map_err(|e| format!("column '{}' ({}): {e}", f.name(), f.data_type()))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        RecordBatch::try_new(Arc::clone(&self.schema), columns).map_err(|e| e.to_string())
+        Some(super::project(&batch, &self.schema, &self.positions).map_err(failed))
     }
 }
