@@ -192,9 +192,9 @@ fn timely_config(args: &Args) -> Result<Option<sliq_timely::Config>, sliq_timely
 /// Panics (a bug, or timely's network threads when a peer process goes
 /// away) print one line naming the thread, unless `RUST_BACKTRACE` asks
 /// for the full report; the failure itself surfaces as an error. A panic
-/// the engine catches (an expression kernel's, see
-/// [`sliq_engine::panic_is_caught`]) prints nothing here: the engine counts
-/// it with its message, and the query goes on.
+/// sliq catches (an expression kernel's, or a function's trial run at plan
+/// time; see [`sliq_engine::panic_is_caught`]) prints nothing here: the
+/// engine counts it with its message, and the query goes on.
 fn install_panic_hook() {
     let full_report = std::panic::take_hook();
     let backtrace = std::env::var_os("RUST_BACKTRACE").is_some();
