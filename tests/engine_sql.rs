@@ -1830,8 +1830,13 @@ fn an_expression_that_fails_whatever_the_rows_is_refused() {
         ("SELECT ts, 1 / 0 AS x FROM s", "Divide by zero"),
         ("SELECT 9223372036854775807 + 1 FROM s", "Overflow"),
     ] {
-        let err = engine.query(sql).unwrap_err().to_string();
-        assert!(err.contains(what), "{sql}: {err}");
+        let err = engine.query(sql).unwrap_err();
+        assert!(matches!(err, EngineError::Compile(_)), "{sql}: {err:?}");
+        let err = err.to_string();
+        assert!(
+            err.starts_with("cannot run the statement: ") && err.contains(what),
+            "{sql}: {err}"
+        );
     }
     // One that fails on some rows only is NULL on those rows.
     let q = engine

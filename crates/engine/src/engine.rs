@@ -352,8 +352,9 @@ impl Engine {
     pub fn partitioner(&self, sql: &str) -> Result<Partitioner, EngineError> {
         let mut statements = self.plan(sql)?;
         match (statements.pop(), statements.is_empty()) {
-            (Some(Statement::Query(plan)), true) => Partitioner::new(&plan)
-                .map_err(|message| EngineError::Evaluation { query: 0, message }),
+            (Some(Statement::Query(plan)), true) => {
+                Partitioner::new(&plan).map_err(EngineError::Compile)
+            }
             _ => Err(EngineError::NotAQuery(
                 "partitioner() takes exactly one SELECT".into(),
             )),
@@ -472,9 +473,9 @@ impl Engine {
     fn start(&self, plan: &QueryPlan) -> Result<Query, EngineError> {
         let stream = find_stream(&self.inner.streams.read(), &plan.stream)
             .ok_or_else(|| self.unknown_stream(&plan.stream))?;
+        let mut compiled =
+            CompiledQuery::new(plan, self.window_algorithm()).map_err(EngineError::Compile)?;
         let id = self.inner.next_query.fetch_add(1, Ordering::Relaxed);
-        let mut compiled = CompiledQuery::new(plan, self.window_algorithm())
-            .map_err(|message| EngineError::Evaluation { query: id, message })?;
         if let Some(ttl) = stream.options.key_ttl_ms() {
             compiled = compiled.forgetting_idle_keys(ttl);
         }

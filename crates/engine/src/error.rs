@@ -56,6 +56,10 @@ pub enum EngineError {
         /// What failed.
         message: String,
     },
+    /// A planned statement that cannot run: an expression in it fails
+    /// whatever the rows (`1 / 0`), or does not compile.
+    #[error("cannot run the statement: {0}")]
+    Compile(String),
     /// A setting or option with a bad value.
     #[error("{0}")]
     InvalidSetting(String),

@@ -109,7 +109,7 @@ pub(crate) fn literal_batch(
     schema: &SchemaRef,
     rows: &[Vec<datafusion_expr::Expr>],
 ) -> Result<RecordBatch, EngineError> {
-    let fail = |message: String| EngineError::Evaluation { query: 0, message };
+    let fail = EngineError::Compile;
     let empty = DFSchema::empty();
     let one_row = RecordBatch::try_new_with_options(
         Arc::new(Schema::empty()),
