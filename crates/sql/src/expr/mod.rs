@@ -245,10 +245,7 @@ impl<'a> ExprConverter<'a> {
                     .collect::<Result<Vec<_>, _>>()?;
                 let all: Vec<&Expr> = std::iter::once(&x).chain(items.iter()).collect();
                 let common = self.common_type(&all)?;
-                let items = items
-                    .into_iter()
-                    .map(|i| self.cast_to(i, &common))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let items = self.cast_each(items, &common)?;
                 Expr::InList(InList::new(
                     boxed(self.cast_to(x, &common)?),
                     items,
@@ -295,17 +292,11 @@ impl<'a> ExprConverter<'a> {
                     Some(op) => {
                         let refs: Vec<&Expr> = std::iter::once(&op).chain(whens.iter()).collect();
                         let t = self.common_type(&refs)?;
-                        let whens = whens
-                            .into_iter()
-                            .map(|w| self.cast_to(w, &t))
-                            .collect::<Result<Vec<_>, _>>()?;
+                        let whens = self.cast_each(whens, &t)?;
                         (Some(boxed(self.cast_to(op, &t)?)), whens)
                     }
                     None => {
-                        let whens = whens
-                            .into_iter()
-                            .map(|w| self.cast_to(w, &DataType::Boolean))
-                            .collect::<Result<Vec<_>, _>>()?;
+                        let whens = self.cast_each(whens, &DataType::Boolean)?;
                         (None, whens)
                     }
                 };
@@ -681,6 +672,11 @@ impl<'a> ExprConverter<'a> {
             )));
         }
         cast_constant(Expr::Cast(Cast::new(Box::new(e), target.clone())))
+    }
+
+    /// [`Self::cast_to`] for each of `exprs`.
+    fn cast_each(&self, exprs: Vec<Expr>, target: &DataType) -> Result<Vec<Expr>, SqlError> {
+        exprs.into_iter().map(|e| self.cast_to(e, target)).collect()
     }
 
     fn common_type(&self, exprs: &[&Expr]) -> Result<DataType, SqlError> {
