@@ -271,7 +271,7 @@ impl Session {
                         .schema
                         .fields()
                         .iter()
-                        .map(|f| format!("{} {}", f.name(), f.data_type()))
+                        .map(|f| format!("{} {}", f.name(), sliq_sql::sql_type_name(f.data_type())))
                         .collect();
                     let _ = writeln!(
                         text,
@@ -313,7 +313,7 @@ impl Session {
                         text,
                         "{:<20} {}{}{time}",
                         f.name(),
-                        f.data_type(),
+                        sliq_sql::sql_type_name(f.data_type()),
                         if f.is_nullable() { "" } else { " NOT NULL" }
                     );
                 }

@@ -877,7 +877,7 @@ fn a_misspelt_stream_option_is_refused_and_the_stream_not_created() {
     let out = child.wait_with_output().expect("sliq ends");
     assert!(stderr(&out).contains("unknown option 'fromat'; did you mean 'format'?"));
     assert!(
-        stdout(&out).contains("s (v Float64) — 0 queries"),
+        stdout(&out).contains("s (v DOUBLE) — 0 queries"),
         "{}",
         stdout(&out)
     );
@@ -1728,7 +1728,7 @@ fn the_repl_refuses_a_query_over_stdin_which_it_reads_itself() {
         stderr(&out)
     );
     assert!(
-        stdout(&out).contains("s (ts Int64, v Float64)"),
+        stdout(&out).contains("s (ts BIGINT, v DOUBLE)"),
         "{}",
         stdout(&out)
     );

@@ -29,7 +29,8 @@ fn repl_runs_the_demo_query_and_reads_a_result() {
         .unwrap();
     p.exp_string("MiB resident").unwrap();
     p.send_line(".streams").unwrap();
-    p.exp_string("sensors (ts Timestamp(ms)").unwrap();
+    p.exp_string("sensors (ts TIMESTAMP, sensor VARCHAR")
+        .unwrap();
     p.send_line("SELECT nope FROM sensors;").unwrap();
     p.exp_string("unknown column 'nope' in stream 'sensors'")
         .unwrap();

@@ -51,4 +51,4 @@ pub use plan::{
     UserAggregate, WindowGroup, aggregate_column, format_duration,
 };
 pub use planner::{output_arrow_type, plan_parsed, plan_sql};
-pub use types::{arrow_type, canonical_arrow_type, value_type};
+pub use types::{arrow_type, canonical_arrow_type, sql_type_name, value_type};

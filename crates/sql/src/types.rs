@@ -96,10 +96,29 @@ fn decimal_type(sql: &SqlType) -> Result<Option<DataType>, SqlError> {
     }
 }
 
-/// `t` as SQL names it (`BIGINT`, `VARCHAR`, `DECIMAL(10, 2)`), or as arrow
-/// does where sliq's SQL has no name for it.
-pub(crate) fn sql_type_name(t: &DataType) -> String {
-    value_type(t).map_or_else(|| t.to_string(), |v| v.to_string())
+/// `t` as sliq's SQL names it (`INTEGER`, `VARCHAR`, `DECIMAL(10, 2)`,
+/// the names `CREATE STREAM` reads as these types), or as arrow does where
+/// it has no name.
+pub fn sql_type_name(t: &DataType) -> String {
+    let name = match t {
+        DataType::Boolean => "BOOLEAN",
+        DataType::Int8 => "TINYINT",
+        DataType::Int16 => "SMALLINT",
+        DataType::Int32 => "INTEGER",
+        DataType::Int64 => "BIGINT",
+        DataType::UInt8 => "UTINYINT",
+        DataType::UInt16 => "USMALLINT",
+        DataType::UInt32 => "UINTEGER",
+        DataType::Float32 => "REAL",
+        DataType::Float64 => "DOUBLE",
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "VARCHAR",
+        DataType::Date32 => "DATE",
+        DataType::Timestamp(_, None) => "TIMESTAMP",
+        DataType::Timestamp(_, Some(_)) => "TIMESTAMP WITH TIME ZONE",
+        DataType::Decimal128(precision, scale) => return format!("DECIMAL({precision}, {scale})"),
+        other => return other.to_string(),
+    };
+    name.to_string()
 }
 
 /// The aggregate-facing type of an Arrow type, if aggregates can take it.
