@@ -311,7 +311,7 @@ fn several_frames_share_or_split_windows() {
         "{plan}"
     );
     assert!(
-        plan.contains("Output: key Utf8, m Float64, a Float64, c Int64"),
+        plan.contains("Output: key VARCHAR, m DOUBLE, a DOUBLE, c BIGINT"),
         "{plan}"
     );
     assert_eq!(plan.matches("Window ").count(), 2, "{plan}");

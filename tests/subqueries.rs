@@ -87,8 +87,8 @@ fn explain_shows_the_subquery_as_the_source() {
         )
         .expect("explain");
     assert!(text.contains("  Source: the results of\n    ContinuousQuery: SELECT ts, key, max(v)"));
-    assert!(text.contains("      Source: stream s (ts Int64, key Utf8, v Float64)"));
-    assert!(text.contains("      Output: ts Int64, key Utf8, m Float64, n Float64"));
+    assert!(text.contains("      Source: stream s (ts BIGINT, key VARCHAR, v DOUBLE)"));
+    assert!(text.contains("      Output: ts BIGINT, key VARCHAR, m DOUBLE, n DOUBLE"));
     assert!(text.contains("  (subquery) Shared: window 0's __agg0, __agg1"));
 }
 

@@ -256,7 +256,13 @@ fn schema_text(schema: &Schema) -> String {
     let fields: Vec<String> = schema
         .fields()
         .iter()
-        .map(|f| format!("{} {}", f.name(), f.data_type()))
+        .map(|f| {
+            format!(
+                "{} {}",
+                f.name(),
+                crate::types::sql_type_name(f.data_type())
+            )
+        })
         .collect();
     fields.join(", ")
 }
