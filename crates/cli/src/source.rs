@@ -252,6 +252,23 @@ fn text_options(
     })
 }
 
+/// The format a file's extension names, for a stream that gives none:
+/// `.jsonl`, `.ndjson` and `.json` are JSON lines, `.arrow`, `.arrows`,
+/// `.ipc` and `.feather` Arrow IPC, `.parquet` and `.pq` Parquet, and
+/// anything else CSV.
+fn format_of_file(path: &str) -> Format {
+    let extension = std::path::Path::new(path)
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match extension.as_deref() {
+        Some("jsonl" | "ndjson" | "json") => Format::JsonLines,
+        Some("arrow" | "arrows" | "ipc" | "feather") => Format::Arrow,
+        Some("parquet" | "pq") => Format::Parquet,
+        _ => Format::Csv,
+    }
+}
+
 /// The `WITH` options the binary reads (the engine takes `event_time` and
 /// `on_late` itself; they never reach [`SourceSpec::from_options`]).
 const SOURCE_OPTIONS: &[&str] = &[
@@ -295,15 +312,8 @@ impl SourceSpec {
         Ok(match (source.as_deref(), option(options, "path")) {
             (Some("file") | None, Some(path)) => {
                 let mut text = text_options(options, true)?;
-                // A `.parquet` file needs no format option.
-                let extension = std::path::Path::new(path)
-                    .extension()
-                    .and_then(|e| e.to_str())
-                    .map(str::to_ascii_lowercase);
-                if option(options, "format").is_none()
-                    && matches!(extension.as_deref(), Some("parquet" | "pq"))
-                {
-                    text.format = Format::Parquet;
+                if option(options, "format").is_none() {
+                    text.format = format_of_file(path);
                 }
                 let follow = flag(options, "follow", false)?;
                 if follow && text.format == Format::Parquet {

@@ -170,6 +170,15 @@ fn json_lines_and_arrow_files_are_sources_too() {
     let out = run(&["--format", "csv", "-c", &sql]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "k,a\nx,1.0\nx,2.0\ny,2.0\n");
+    // Without a format option, the extension names it.
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        &sql.replace(", format = 'jsonl'", ""),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "k,a\nx,1.0\nx,2.0\ny,2.0\n");
 
     use arrow_array::{Float64Array, RecordBatch, StringArray};
     use arrow_schema::{DataType, Field, Schema};
@@ -197,6 +206,14 @@ fn json_lines_and_arrow_files_are_sources_too() {
         arrow.display()
     );
     let out = run(&["--format", "csv", "-c", &sql]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "k,lo\nx,4.0\nx,2.0\n");
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        &sql.replace(", format = 'arrow'", ""),
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "k,lo\nx,4.0\nx,2.0\n");
 }
