@@ -55,21 +55,11 @@ pub enum SourceError {
         /// What is wrong with it.
         message: String,
     },
-    /// Arrow IPC input that does not decode.
+    /// Arrow IPC or Parquet input that does not decode, or whose values do
+    /// not convert to the stream's types.
     #[error("{what}, after {batches} batch(es): {message}")]
-    Arrow {
+    Batches {
         /// The file or `stdin`.
-        what: String,
-        /// The batches read before.
-        batches: usize,
-        /// What is wrong.
-        message: String,
-    },
-    /// A Parquet file that does not decode, or whose values do not convert
-    /// to the stream's types.
-    #[error("{what}, after {batches} batch(es): {message}")]
-    Parquet {
-        /// The file.
         what: String,
         /// The batches read before.
         batches: usize,
@@ -570,8 +560,10 @@ fn project(
         .iter()
         .zip(schema.fields())
         .map(|(&i, f)| {
-            arrow_cast::cast_with_options(batch.column(i), f.data_type(), &strict)
-                .map_err(|e| format!("column '{}' ({}): {e}", f.name(), f.data_type()))
+            arrow_cast::cast_with_options(batch.column(i), f.data_type(), &strict).map_err(|e| {
+                let declared = sliq_sql::sql_type_name(f.data_type());
+                format!("column '{}' ({declared}): {e}", f.name())
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     RecordBatch::try_new(Arc::clone(schema), columns).map_err(|e| e.to_string())
@@ -719,7 +711,7 @@ fn text_reader(
                 batches: 0,
             },
             Err(e) => {
-                return Err(SourceError::Arrow {
+                return Err(SourceError::Batches {
                     what,
                     batches: 0,
                     message: arrow_error_message(&e),
@@ -834,7 +826,7 @@ impl Iterator for BatchReader {
                 batches,
             } => reader.next().map(|read| {
                 *batches += 1;
-                read.map_err(|e| SourceError::Arrow {
+                read.map_err(|e| SourceError::Batches {
                     what: what.clone(),
                     batches: *batches - 1,
                     message: arrow_error_message(&e),

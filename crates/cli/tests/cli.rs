@@ -321,7 +321,7 @@ fn parquet_files_are_read_by_column_name_and_cast() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(stdout(&out).lines().count(), 8_193);
     assert!(
-        stderr(&out).contains("text.parquet, after 1 batch(es): column 'v' (Float64):"),
+        stderr(&out).contains("text.parquet, after 1 batch(es): column 'v' (DOUBLE):"),
         "{}",
         stderr(&out)
     );

@@ -40,7 +40,7 @@ pub(super) fn open(
     progress: Arc<AtomicU64>,
 ) -> Result<ParquetBatches, SourceError> {
     let file_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let failed = |message: String| SourceError::Parquet {
+    let failed = |message: String| SourceError::Batches {
         what: what.clone(),
         batches: 0,
         message,
@@ -119,7 +119,7 @@ impl ParquetBatches {
     pub(super) fn next_batch(&mut self) -> Option<Result<RecordBatch, SourceError>> {
         let read = self.reader.next()?;
         self.batches += 1;
-        let failed = |message: String| SourceError::Parquet {
+        let failed = |message: String| SourceError::Batches {
             what: self.what.clone(),
             batches: self.batches - 1,
             message,
