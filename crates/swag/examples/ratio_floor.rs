@@ -1,6 +1,6 @@
 //! How close DABA Lite can come to Two-Stacks Lite on this machine: the
 //! paper's static `sum` rounds (evict, insert, query, one sequentially
-//! consistent fence) over three storages, side by side.
+//! consistent fence) over four storages, side by side.
 //!
 //! - `ring`: a fixed power-of-two ring, cursors are plain positions. No block
 //!   boundaries, so no storage can be cheaper: the algorithms' own floor.
@@ -11,15 +11,24 @@
 //! - `chunked, apart`: the same storage and algorithms with the operations
 //!   apart and each ready for an empty window, as `FifoAggregator` has
 //!   them: what any implementation of the trait on a chunked deque pays.
+//! - `block map`: fixed 8 KiB blocks found through a ring of block
+//!   addresses, as C++'s `std::deque` finds them; cursors are positions, so
+//!   a step is an addition and an access a load of its block's address.
+//! - `block map, apart`: the same with the operations apart (as above).
 //! - `sliq`: `DabaLite` and `TwoStacksLite` of this crate.
 //!
 //! DABA Lite steps four or five cursors per round where Two-Stacks Lite
 //! steps two; each step past a block end is a comparison and a branch a ring
-//! does not have. The `chunked` ratio is therefore about the smallest any
-//! chunked deque gives on this machine, and the `chunked, apart` ratio the
-//! smallest for one behind the `FifoAggregator` trait: with its operations
-//! apart and ready for an empty window, DABA Lite lost 14-18 % of its speed
-//! on the machine of 2026-12-04, Two-Stacks Lite 8 % or nothing.
+//! does not have. On linked blocks the `chunked` ratio is therefore about
+//! the smallest this machine gives, and the `chunked, apart` ratio the
+//! smallest behind the `FifoAggregator` trait: with its operations apart
+//! and ready for an empty window, DABA Lite lost 14-18 % of its speed on the
+//! machine of 2026-12-04, Two-Stacks Lite 8 % or nothing. A block map has
+//! no test in a step: behind the trait, DABA Lite on it ran at 1.22-1.37×
+//! Two-Stacks Lite's time on 2026-12-05 (Two-Stacks Lite pays a map load
+//! per access too). What keeps sliq on linked blocks is that a map's blocks
+//! share one size, so a one-value window would hold a whole block, and that
+//! the map must grow without an O(n) copy (see `docs/performance-log.md`).
 //!
 //! `cargo run --release -p sliq-swag --example ratio_floor [-- WINDOW [BURSTS]]`
 
@@ -270,6 +279,130 @@ impl Drop for Chunked {
     }
 }
 
+/// Fixed blocks of [`BLOCK`] slots found through a ring of block addresses
+/// (the layout of C++'s `std::deque`). Cursors are positions that grow
+/// forever, so a step is an addition with no block-end test; each access
+/// pays a load of its block's address instead. The map holds up to
+/// [`MAP`] blocks and never grows: enough for the windows measured here.
+struct BlockMap {
+    map: Box<[*mut u64; MAP]>,
+    front: usize,
+    end: usize,
+    spare: *mut u64,
+}
+
+/// Block addresses the map of [`BlockMap`] holds.
+const MAP: usize = 64;
+
+impl BlockMap {
+    fn new() -> Self {
+        let mut map = Box::new([std::ptr::null_mut(); MAP]);
+        map[0] = Self::block();
+        BlockMap {
+            map,
+            front: 0,
+            end: 0,
+            spare: std::ptr::null_mut(),
+        }
+    }
+
+    fn block() -> *mut u64 {
+        Box::into_raw(Box::new([0u64; BLOCK])).cast()
+    }
+
+    /// The slot of position `c`; its block is mapped while `c` is in
+    /// `[front, end]`.
+    #[inline(always)]
+    fn slot(&self, c: usize) -> *mut u64 {
+        self.map[(c / BLOCK) % MAP].wrapping_add(c % BLOCK)
+    }
+
+    /// Maps a block for `end`, which just entered an unmapped one.
+    #[cold]
+    #[inline(never)]
+    fn map_end_block(&mut self) {
+        assert!(self.end - self.front < (MAP - 1) * BLOCK, "the map is full");
+        let block = match std::mem::replace(&mut self.spare, std::ptr::null_mut()) {
+            spare if !spare.is_null() => spare,
+            _ => Self::block(),
+        };
+        self.map[(self.end / BLOCK) % MAP] = block;
+    }
+
+    /// Unmaps the block that `front` just left.
+    #[cold]
+    #[inline(never)]
+    fn unmap_front_block(&mut self) {
+        let drained = std::mem::replace(
+            &mut self.map[(self.front / BLOCK + MAP - 1) % MAP],
+            std::ptr::null_mut(),
+        );
+        match self.spare.is_null() {
+            true => self.spare = drained,
+            // SAFETY: `drained` came from `Self::block` and is unmapped.
+            false => drop(unsafe { Box::from_raw(drained.cast::<[u64; BLOCK]>()) }),
+        }
+    }
+}
+
+impl Storage for BlockMap {
+    type Cursor = usize;
+    fn front(&self) -> usize {
+        self.front
+    }
+    fn end(&self) -> usize {
+        self.end
+    }
+    #[inline(always)]
+    fn step(&self, c: &mut usize) {
+        *c += 1;
+    }
+    #[inline(always)]
+    fn step_back(&self, c: &mut usize) {
+        *c -= 1;
+    }
+    #[inline(always)]
+    fn get(&self, c: usize) -> u64 {
+        // SAFETY: the algorithms read only positions in `[front, end)`,
+        // whose blocks are mapped.
+        unsafe { *self.slot(c) }
+    }
+    #[inline(always)]
+    fn add_to(&mut self, c: usize, v: u64) {
+        let slot = self.slot(c);
+        // SAFETY: as in `get`.
+        unsafe { *slot = (*slot).wrapping_add(v) }
+    }
+    #[inline(always)]
+    fn push_back(&mut self, v: u64) {
+        // SAFETY: the block of `end` is mapped (invariant).
+        unsafe { *self.slot(self.end) = v };
+        self.end += 1;
+        if self.end.is_multiple_of(BLOCK) {
+            self.map_end_block();
+        }
+    }
+    #[inline(always)]
+    fn pop_front(&mut self) {
+        self.front += 1;
+        if self.front.is_multiple_of(BLOCK) {
+            self.unmap_front_block();
+        }
+    }
+}
+
+impl Drop for BlockMap {
+    fn drop(&mut self) {
+        for block in self.map.iter().copied().chain([self.spare]) {
+            if !block.is_null() {
+                // SAFETY: every mapped block and the spare came from
+                // `Self::block` and are owned here.
+                drop(unsafe { Box::from_raw(block.cast::<[u64; BLOCK]>()) });
+            }
+        }
+    }
+}
+
 /// The query of both algorithms: `*F ⊗ aggB`, or `aggB` alone when the
 /// front list `[F, B)` is empty.
 #[inline(always)]
@@ -516,11 +649,8 @@ fn main() {
     let mut args = std::env::args().skip(1).map(|a| a.parse::<u64>());
     let n = args.next().and_then(Result::ok).unwrap_or(1024).max(2);
     let bursts = args.next().and_then(Result::ok).unwrap_or(30).max(1);
-    assert!(
-        n < RING as u64 / 2,
-        "the ring holds windows below {}",
-        RING / 2
-    );
+    let largest = (RING / 2).min((MAP - 2) * BLOCK) as u64;
+    assert!(n < largest, "the storages hold windows below {largest}");
 
     let mut ring_dl = Lite::new(
         Ring {
@@ -542,6 +672,10 @@ fn main() {
     let mut chunked_tsl = StacksLite::new(Chunked::new(), n);
     let mut apart_dl = Lite::new(Chunked::new(), n);
     let mut apart_tsl = StacksLite::new(Chunked::new(), n);
+    let mut map_dl = Lite::new(BlockMap::new(), n);
+    let mut map_tsl = StacksLite::new(BlockMap::new(), n);
+    let mut map_apart_dl = Lite::new(BlockMap::new(), n);
+    let mut map_apart_tsl = StacksLite::new(BlockMap::new(), n);
     let mut sliq_dl = DabaLite::new(Sum::<u64>::default());
     let mut sliq_tsl = TwoStacksLite::new(Sum::<u64>::default());
     for v in 0..n {
@@ -550,7 +684,7 @@ fn main() {
     }
 
     // Best of alternating bursts: the machine's noise only ever slows one.
-    let mut best = [f64::MAX; 8];
+    let mut best = [f64::MAX; 12];
     for _ in 0..bursts {
         let times = [
             lite_burst(&mut ring_dl),
@@ -559,6 +693,10 @@ fn main() {
             stacks_burst(&mut chunked_tsl),
             lite_apart_burst(&mut apart_dl),
             stacks_apart_burst(&mut apart_tsl),
+            lite_burst(&mut map_dl),
+            stacks_burst(&mut map_tsl),
+            lite_apart_burst(&mut map_apart_dl),
+            stacks_apart_burst(&mut map_apart_tsl),
             sliq_burst(&mut sliq_dl),
             sliq_burst(&mut sliq_tsl),
         ];
@@ -574,7 +712,14 @@ fn main() {
         "{:<16} {:>16} {:>16} {:>8}",
         "storage", "DABA Lite M/s", "TS Lite M/s", "ratio"
     );
-    let names = ["ring", "chunked", "chunked, apart", "sliq"];
+    let names = [
+        "ring",
+        "chunked",
+        "chunked, apart",
+        "block map",
+        "block map, apart",
+        "sliq",
+    ];
     for (name, pair) in names.iter().zip(best.chunks(2)) {
         println!(
             "{name:<16} {:>16.1} {:>16.1} {:>8.2}",
