@@ -57,22 +57,33 @@ trait Storage {
     }
 }
 
-/// A ring of `RING` slots; positions grow forever and are masked.
-struct Ring {
-    slots: Box<[u64; RING]>,
+/// The live positions `[front, end)` of a [`Positional`] storage.
+#[derive(Default)]
+struct Span {
     front: usize,
     end: usize,
 }
 
-const RING: usize = 1 << 16;
+/// A storage whose cursors are positions that grow forever: a step is an
+/// addition, never a test, and an access finds its slot by position. Every
+/// position in `[front, end]` has a slot.
+trait Positional {
+    fn span(&self) -> &Span;
+    fn span_mut(&mut self) -> &mut Span;
+    fn slot(&self, c: usize) -> *mut u64;
+    /// After `end` moved one position forward.
+    fn end_moved(&mut self) {}
+    /// After `front` moved one position forward.
+    fn front_moved(&mut self) {}
+}
 
-impl Storage for Ring {
+impl<P: Positional> Storage for P {
     type Cursor = usize;
     fn front(&self) -> usize {
-        self.front
+        self.span().front
     }
     fn end(&self) -> usize {
-        self.end
+        self.span().end
     }
     #[inline(always)]
     fn step(&self, c: &mut usize) {
@@ -84,21 +95,47 @@ impl Storage for Ring {
     }
     #[inline(always)]
     fn get(&self, c: usize) -> u64 {
-        self.slots[c & (RING - 1)]
+        // SAFETY: the algorithms read only positions in `[front, end)`.
+        unsafe { *self.slot(c) }
     }
     #[inline(always)]
     fn add_to(&mut self, c: usize, v: u64) {
-        let slot = &mut self.slots[c & (RING - 1)];
-        *slot = slot.wrapping_add(v);
+        let slot = self.slot(c);
+        // SAFETY: as in `get`.
+        unsafe { *slot = (*slot).wrapping_add(v) }
     }
     #[inline(always)]
     fn push_back(&mut self, v: u64) {
-        self.slots[self.end & (RING - 1)] = v;
-        self.end += 1;
+        // SAFETY: `end` has a slot (invariant).
+        unsafe { *self.slot(self.end()) = v };
+        self.span_mut().end += 1;
+        self.end_moved();
     }
     #[inline(always)]
     fn pop_front(&mut self) {
-        self.front += 1;
+        self.span_mut().front += 1;
+        self.front_moved();
+    }
+}
+
+/// A ring of `RING` slots; positions are masked.
+struct Ring {
+    slots: Box<[u64; RING]>,
+    span: Span,
+}
+
+const RING: usize = 1 << 16;
+
+impl Positional for Ring {
+    fn span(&self) -> &Span {
+        &self.span
+    }
+    fn span_mut(&mut self) -> &mut Span {
+        &mut self.span
+    }
+    #[inline(always)]
+    fn slot(&self, c: usize) -> *mut u64 {
+        self.slots.as_ptr().cast_mut().wrapping_add(c & (RING - 1))
     }
 }
 
@@ -286,8 +323,7 @@ impl Drop for Chunked {
 /// [`MAP`] blocks and never grows: enough for the windows measured here.
 struct BlockMap {
     map: Box<[*mut u64; MAP]>,
-    front: usize,
-    end: usize,
+    span: Span,
     spare: *mut u64,
 }
 
@@ -300,8 +336,7 @@ impl BlockMap {
         map[0] = Self::block();
         BlockMap {
             map,
-            front: 0,
-            end: 0,
+            span: Span::default(),
             spare: std::ptr::null_mut(),
         }
     }
@@ -309,84 +344,59 @@ impl BlockMap {
     fn block() -> *mut u64 {
         Box::into_raw(Box::new([0u64; BLOCK])).cast()
     }
+}
 
-    /// The slot of position `c`; its block is mapped while `c` is in
-    /// `[front, end]`.
+impl Positional for BlockMap {
+    fn span(&self) -> &Span {
+        &self.span
+    }
+    fn span_mut(&mut self) -> &mut Span {
+        &mut self.span
+    }
     #[inline(always)]
     fn slot(&self, c: usize) -> *mut u64 {
         self.map[(c / BLOCK) % MAP].wrapping_add(c % BLOCK)
     }
+    /// Maps a block when `end` enters an unmapped one.
+    #[inline(always)]
+    fn end_moved(&mut self) {
+        if self.span.end.is_multiple_of(BLOCK) {
+            self.map_end_block();
+        }
+    }
+    /// Unmaps the block `front` left, if it left one.
+    #[inline(always)]
+    fn front_moved(&mut self) {
+        if self.span.front.is_multiple_of(BLOCK) {
+            self.unmap_front_block();
+        }
+    }
+}
 
-    /// Maps a block for `end`, which just entered an unmapped one.
+impl BlockMap {
     #[cold]
     #[inline(never)]
     fn map_end_block(&mut self) {
-        assert!(self.end - self.front < (MAP - 1) * BLOCK, "the map is full");
+        let Span { front, end } = self.span;
+        assert!(end - front < (MAP - 1) * BLOCK, "the map is full");
         let block = match std::mem::replace(&mut self.spare, std::ptr::null_mut()) {
             spare if !spare.is_null() => spare,
             _ => Self::block(),
         };
-        self.map[(self.end / BLOCK) % MAP] = block;
+        self.map[(end / BLOCK) % MAP] = block;
     }
 
-    /// Unmaps the block that `front` just left.
     #[cold]
     #[inline(never)]
     fn unmap_front_block(&mut self) {
         let drained = std::mem::replace(
-            &mut self.map[(self.front / BLOCK + MAP - 1) % MAP],
+            &mut self.map[(self.span.front / BLOCK + MAP - 1) % MAP],
             std::ptr::null_mut(),
         );
         match self.spare.is_null() {
             true => self.spare = drained,
             // SAFETY: `drained` came from `Self::block` and is unmapped.
             false => drop(unsafe { Box::from_raw(drained.cast::<[u64; BLOCK]>()) }),
-        }
-    }
-}
-
-impl Storage for BlockMap {
-    type Cursor = usize;
-    fn front(&self) -> usize {
-        self.front
-    }
-    fn end(&self) -> usize {
-        self.end
-    }
-    #[inline(always)]
-    fn step(&self, c: &mut usize) {
-        *c += 1;
-    }
-    #[inline(always)]
-    fn step_back(&self, c: &mut usize) {
-        *c -= 1;
-    }
-    #[inline(always)]
-    fn get(&self, c: usize) -> u64 {
-        // SAFETY: the algorithms read only positions in `[front, end)`,
-        // whose blocks are mapped.
-        unsafe { *self.slot(c) }
-    }
-    #[inline(always)]
-    fn add_to(&mut self, c: usize, v: u64) {
-        let slot = self.slot(c);
-        // SAFETY: as in `get`.
-        unsafe { *slot = (*slot).wrapping_add(v) }
-    }
-    #[inline(always)]
-    fn push_back(&mut self, v: u64) {
-        // SAFETY: the block of `end` is mapped (invariant).
-        unsafe { *self.slot(self.end) = v };
-        self.end += 1;
-        if self.end.is_multiple_of(BLOCK) {
-            self.map_end_block();
-        }
-    }
-    #[inline(always)]
-    fn pop_front(&mut self) {
-        self.front += 1;
-        if self.front.is_multiple_of(BLOCK) {
-            self.unmap_front_block();
         }
     }
 }
@@ -655,16 +665,14 @@ fn main() {
     let mut ring_dl = Lite::new(
         Ring {
             slots: Box::new([0; RING]),
-            front: 0,
-            end: 0,
+            span: Span::default(),
         },
         n,
     );
     let mut ring_tsl = StacksLite::new(
         Ring {
             slots: Box::new([0; RING]),
-            front: 0,
-            end: 0,
+            span: Span::default(),
         },
         n,
     );
