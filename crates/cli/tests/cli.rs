@@ -455,7 +455,10 @@ fn malformed_csv_lines_fail_with_their_line_number_or_are_skipped() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(
-        err.contains("bad.csv, line 3: column 'v' (Float64): cannot read 'oops'"),
+        err.contains(
+            "bad.csv, line 3: column 'v' (Float64): cannot read 'oops'; the stream stops here \
+             (WITH (on_error = 'skip') skips such lines)"
+        ),
         "{err}"
     );
     let out = run(&["--format", "csv", "-c", &create("skip")]);

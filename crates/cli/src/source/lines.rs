@@ -437,19 +437,25 @@ impl Lines {
                 }
                 _ => None,
             };
-            let error = SourceError::Malformed {
+            let message = explained.unwrap_or_else(|| e.to_string());
+            let error = |message| SourceError::Malformed {
                 what: self.what.clone(),
                 line: chunk.starts[records.start].0,
-                message: explained.unwrap_or_else(|| e.to_string()),
+                message,
             };
             match self.text.on_error {
-                OnError::Fail if good.is_empty() => return Err(error),
+                OnError::Skip => note!("skipped {}", error(message)),
                 OnError::Fail => {
+                    let error = error(format!(
+                        "{message}; the stream stops here (WITH (on_error = 'skip') skips such lines)"
+                    ));
+                    if good.is_empty() {
+                        return Err(error);
+                    }
                     self.done = true;
                     self.failed = Some(error);
                     break;
                 }
-                OnError::Skip => note!("skipped {error}"),
             }
         }
         if good.is_empty() {
@@ -523,7 +529,6 @@ fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|b| b.is_ascii_whitespace())
 }
 
-/// The line breaks in `bytes`.
 /// The error of line `line` of `what`, still without a line break after
 /// [`MAX_LINE_BYTES`]: the replay cannot go on past it.
 fn line_too_long(what: &str, text: &TextOptions, line: usize) -> SourceError {
@@ -541,6 +546,7 @@ fn line_too_long(what: &str, text: &TextOptions, line: usize) -> SourceError {
     }
 }
 
+/// How many line breaks `bytes` holds.
 fn line_breaks(bytes: &[u8]) -> usize {
     memchr::memchr_iter(b'\n', bytes).count()
 }
