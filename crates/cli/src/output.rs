@@ -31,12 +31,73 @@ pub enum OutputError {
     Failed(String),
 }
 
+/// Where a session's results go: standard output, or the file that the
+/// REPL's `.output` named (emptied by `.output`, then written in turn by
+/// every statement until the next `.output`).
+#[derive(Debug, Default)]
+pub enum Destination {
+    /// Standard output.
+    #[default]
+    Stdout,
+    /// A file, with the name it was given.
+    File {
+        /// The name, for messages.
+        path: String,
+        /// The open file; its clones share one position, so results append.
+        file: std::fs::File,
+    },
+}
+
+impl Destination {
+    /// The file `path`, created, or emptied if it exists.
+    pub fn file(path: &str) -> Result<Self, OutputError> {
+        let file = std::fs::File::create(path)
+            .map_err(|e| OutputError::Failed(format!("cannot write {path}: {e}")))?;
+        Ok(Destination::File {
+            path: path.to_string(),
+            file,
+        })
+    }
+
+    /// The file's name, or `None` for standard output.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            Destination::Stdout => None,
+            Destination::File { path, .. } => Some(path),
+        }
+    }
+
+    /// Another handle on the same destination, for one query's writer.
+    pub fn try_clone(&self) -> Result<Self, OutputError> {
+        match self {
+            Destination::Stdout => Ok(Destination::Stdout),
+            Destination::File { path, file } => Ok(Destination::File {
+                path: path.clone(),
+                file: file
+                    .try_clone()
+                    .map_err(|e| OutputError::Failed(format!("cannot write {path}: {e}")))?,
+            }),
+        }
+    }
+
+    /// Writes all of `bytes` (see [`crate::console::write_stdout`] for
+    /// standard output's errors).
+    pub fn write_all(&mut self, bytes: &[u8]) -> Result<(), OutputError> {
+        match self {
+            Destination::Stdout => crate::console::write_stdout(bytes),
+            Destination::File { path, file } => file
+                .write_all(bytes)
+                .map_err(|e| OutputError::Failed(format!("writing {path}: {e}"))),
+        }
+    }
+}
+
 /// Rows a live table shows per refresh.
 const LIVE_TABLE_ROWS: usize = 20;
 /// How often a live table refreshes.
 const LIVE_REFRESH: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Writes the results of one query to standard output.
+/// Writes the results of one query to its [`Destination`].
 ///
 /// A replay's results (`live` false) are formatted and written on a thread
 /// of their own, so that printing overlaps reading and windows; a live
@@ -69,9 +130,15 @@ const QUEUED_BATCHES: usize = 16;
 
 impl ResultWriter {
     /// A writer for one query's results; CSV prints its header at once.
-    /// A `live` query shown as a table refreshes once per second.
-    pub fn new(format: OutputFormat, schema: SchemaRef, live: bool) -> Result<Self, OutputError> {
-        let printer = Printer::new(format, schema, live)?;
+    /// A `live` query shown as a table on standard output refreshes once
+    /// per second; into a file, every row is written.
+    pub fn new(
+        format: OutputFormat,
+        schema: SchemaRef,
+        live: bool,
+        destination: Destination,
+    ) -> Result<Self, OutputError> {
+        let printer = Printer::new(format, schema, live, destination)?;
         let sink = if live {
             Sink::Here(printer)
         } else {
@@ -162,9 +229,10 @@ impl Drop for ResultWriter {
     }
 }
 
-/// Formats results and writes them to standard output.
+/// Formats results and writes them to their destination.
 struct Printer {
     format: OutputFormat,
+    destination: Destination,
     buffer: Vec<u8>,
     /// The doubles this output printed (CSV).
     float_texts: FloatTexts,
@@ -181,14 +249,21 @@ struct LiveTable {
 }
 
 impl Printer {
-    fn new(format: OutputFormat, schema: SchemaRef, live: bool) -> Result<Self, OutputError> {
-        let live_table = (live && format == OutputFormat::Table).then(|| LiveTable {
+    fn new(
+        format: OutputFormat,
+        schema: SchemaRef,
+        live: bool,
+        destination: Destination,
+    ) -> Result<Self, OutputError> {
+        let shown = live && format == OutputFormat::Table && destination.path().is_none();
+        let live_table = shown.then(|| LiveTable {
             recent: Vec::new(),
             since_refresh: 0,
             last_refresh: std::time::Instant::now(),
         });
         let mut printer = Printer {
             format,
+            destination,
             buffer: Vec::with_capacity(1 << 16),
             float_texts: FloatTexts::default(),
             rows: 0,
@@ -288,8 +363,38 @@ impl Printer {
 
     /// Writes out what is buffered.
     fn flush(&mut self) -> Result<(), OutputError> {
-        crate::console::write_stdout(&self.buffer)?;
+        self.destination.write_all(&self.buffer)?;
         self.buffer.clear();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::Int64Array;
+    use arrow_schema::{DataType, Field, Schema};
+
+    use super::*;
+
+    #[test]
+    fn a_live_table_into_a_file_holds_every_row() {
+        let path = std::env::temp_dir().join(format!("sliq-live-table-{}", std::process::id()));
+        let schema = Arc::new(Schema::new(vec![Field::new("n", DataType::Int64, false)]));
+        let destination = Destination::file(path.to_str().unwrap()).unwrap();
+        let mut writer =
+            ResultWriter::new(OutputFormat::Table, schema.clone(), true, destination).unwrap();
+        for n in [1, 2] {
+            let batch =
+                RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(vec![n]))])
+                    .unwrap();
+            writer.write(&batch).unwrap();
+        }
+        writer.finish().unwrap();
+        let written = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let table = |n| format!("+---+\n| n |\n+---+\n| {n} |\n+---+\n");
+        assert_eq!(written, table(1) + &table(2));
     }
 }

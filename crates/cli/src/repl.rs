@@ -27,6 +27,7 @@ Dot commands:
   .help      this text          .streams   list streams
   .queries   list queries       .stats     rows, late rows and keys per stream and query
   .timing on|off                .format table|csv|json
+  .output FILE   results into FILE (emptied first)      .output   results back on the screen
   .quit      leave";
 
 /// SQL keywords offered by tab completion.
@@ -200,10 +201,26 @@ fn dot_command(session: &mut Session, line: &str) -> bool {
             Some(other) => note!("unknown format '{other}': expected table, csv or json"),
             None => note!("usage: .format table|csv|json"),
         },
+        (Some(".output"), _) => set_output(session, line),
         (Some(other), _) => note!("unknown command {other}; try .help"),
         (None, _) => {}
     }
     true
+}
+
+/// `.output FILE` (the rest of the line, quotes optional) or `.output`.
+fn set_output(session: &mut Session, line: &str) {
+    let rest = line.trim().trim_start_matches(".output").trim();
+    let path = rest
+        .strip_prefix('\'')
+        .and_then(|r| r.strip_suffix('\''))
+        .unwrap_or(rest);
+    let path = (!path.is_empty()).then_some(path);
+    report(session.set_output(path));
+    match session.output_path() {
+        Some(path) => note!("results go to {path}"),
+        None => note!("results go to the screen"),
+    }
 }
 
 fn report(result: Result<(), crate::session::SessionError>) {

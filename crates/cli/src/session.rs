@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 use sliq_engine::{Engine, EngineError, Executed, Query, Stream};
 
-use crate::console::{note, write_stdout};
-use crate::output::{OutputError, OutputFormat, ResultWriter};
+use crate::console::note;
+use crate::output::{Destination, OutputError, OutputFormat, ResultWriter};
 use crate::source::{SourceError, SourceSpec};
 
 /// Parsed batches queued for the windows. Deep enough that the reader, the
@@ -64,6 +64,8 @@ pub struct Session {
     interrupted: Arc<AtomicBool>,
     /// The counters at the previous `.stats`, for rates.
     last_stats: (Instant, HashMap<String, u64>),
+    /// Where results go (the REPL's `.output`).
+    output: Destination,
     /// Print a summary line after each query (and timing in the REPL).
     pub timing: bool,
     /// Run queries on timely dataflow workers instead of the embedded engine.
@@ -92,6 +94,7 @@ impl Session {
             feeds: Vec::new(),
             interrupted,
             last_stats: (Instant::now(), HashMap::new()),
+            output: Destination::Stdout,
             timing: true,
             timely: None,
             last_run: None,
@@ -124,6 +127,21 @@ impl Session {
     /// The output format.
     pub fn set_format(&mut self, format: OutputFormat) {
         self.format = format;
+    }
+
+    /// Sends results to the file `path` (created, or emptied), or back to
+    /// standard output for `None`.
+    pub fn set_output(&mut self, path: Option<&str>) -> Result<(), SessionError> {
+        self.output = match path {
+            Some(path) => Destination::file(path)?,
+            None => Destination::Stdout,
+        };
+        Ok(())
+    }
+
+    /// The file results go to, or `None` for standard output.
+    pub fn output_path(&self) -> Option<&str> {
+        self.output.path()
     }
 
     /// Rows, rates, late rows and keys per stream and query, and the
@@ -281,7 +299,7 @@ impl Session {
                         s.queries
                     );
                 }
-                write_stdout(text.as_bytes())?;
+                self.output.write_all(text.as_bytes())?;
             }
             Executed::Queries(queries) => {
                 if queries.is_empty() {
@@ -291,7 +309,7 @@ impl Session {
                 for q in queries {
                     let _ = writeln!(text, "{}: {} [{}]", q.id, q.sql, q.stream);
                 }
-                write_stdout(text.as_bytes())?;
+                self.output.write_all(text.as_bytes())?;
             }
             Executed::Functions(functions) => {
                 let width = functions.iter().map(|f| f.name.len()).max().unwrap_or(0);
@@ -299,7 +317,7 @@ impl Session {
                 for f in functions {
                     let _ = writeln!(text, "{:width$}  {:14}  {}", f.name, f.kind, f.signature);
                 }
-                write_stdout(text.as_bytes())?;
+                self.output.write_all(text.as_bytes())?;
             }
             Executed::Described(info) => {
                 let mut text = String::new();
@@ -326,9 +344,9 @@ impl Session {
                 for (k, v) in info.options.options() {
                     let _ = writeln!(text, "  {k} = '{v}'");
                 }
-                write_stdout(text.as_bytes())?;
+                self.output.write_all(text.as_bytes())?;
             }
-            Executed::Explained(text) => write_stdout(text.as_bytes())?,
+            Executed::Explained(text) => self.output.write_all(text.as_bytes())?,
             Executed::Set(name, value) => note!("{name} = '{value}'"),
             Executed::Inserted(stream, rows) => {
                 let watched = self
@@ -372,7 +390,8 @@ impl Session {
             return self.follow_timely(query, &stream, spec, &config);
         }
         let live = spec.as_ref().is_none_or(|s| !s.is_finite());
-        let mut writer = ResultWriter::new(self.format, query.schema(), live)?;
+        let mut writer =
+            ResultWriter::new(self.format, query.schema(), live, self.output.try_clone()?)?;
         // The header shows at once, even before a live source's first row.
         writer.flush()?;
         self.interrupted.store(false, Ordering::Relaxed);
@@ -464,7 +483,14 @@ impl Session {
         let mut execution = sliq_timely::start(&job, config, sources)?;
         // Only the printing process (0) has results to write.
         let mut writer = prints
-            .then(|| ResultWriter::new(self.format, execution.schema(), live))
+            .then(|| {
+                ResultWriter::new(
+                    self.format,
+                    execution.schema(),
+                    live,
+                    self.output.try_clone()?,
+                )
+            })
             .transpose()?;
         if let Some(writer) = &mut writer {
             writer.flush()?;

@@ -1789,6 +1789,49 @@ fn dot_commands_without_a_valid_argument_say_how_to_use_them() {
 }
 
 #[test]
+fn dot_output_sends_results_and_listings_to_a_file_until_reset() {
+    let data = scratch(
+        "dot_output.csv",
+        b"ts,key,v\n1000,a,1\n2000,a,2\n3000,b,4\n",
+    );
+    let results = scratch_dir().join("dot_output_results.csv");
+    std::fs::write(&results, b"left over from before\n").unwrap();
+    let input = format!(
+        ".format csv\n\
+         .output '{results}'\n\
+         CREATE STREAM s (ts BIGINT, key VARCHAR, v DOUBLE) WITH (path = '{data}', event_time = 'ts');\n\
+         SELECT ts, sum(v) OVER (ROWS 1 PRECEDING) AS r FROM s GROUP BY key;\n\
+         SHOW STREAMS;\n\
+         .output\n\
+         SELECT ts FROM s;\n\
+         .output /nonexistent-dir/out.csv\n",
+        results = results.display(),
+        data = data.display(),
+    );
+    let out = piped_repl(&["--no-demo"], input.as_bytes());
+    let written = std::fs::read_to_string(&results).unwrap();
+    assert_eq!(
+        written,
+        "ts,r\n1000,1.0\n2000,3.0\n3000,4.0\n\
+         s (ts BIGINT, key VARCHAR, v DOUBLE) — 0 queries\n"
+    );
+    // Back on the screen: only the last query's rows.
+    assert!(
+        stdout(&out).ends_with("ts\n1000\n2000\n3000\n"),
+        "{}",
+        stdout(&out)
+    );
+    let err = stderr(&out);
+    for said in [
+        format!("results go to {}", results.display()),
+        "results go to the screen".to_string(),
+        "error: cannot write /nonexistent-dir/out.csv: No such file or directory".to_string(),
+    ] {
+        assert!(err.contains(&said), "{said}: {err}");
+    }
+}
+
+#[test]
 fn debs_generate_names_the_file_it_cannot_write() {
     let out = run(&[
         "debs",
