@@ -30,6 +30,11 @@ Dot commands:
   .output FILE   results into FILE (emptied first)      .output   results back on the screen
   .quit      leave";
 
+/// The dot commands, for tab completion (`dot_command` runs them).
+const DOT_COMMANDS: &[&str] = &[
+    ".help", ".streams", ".queries", ".stats", ".timing", ".format", ".output", ".quit", ".exit",
+];
+
 /// SQL keywords offered by tab completion.
 const KEYWORDS: &[&str] = &[
     "SELECT",
@@ -118,6 +123,10 @@ impl Completer for SliqHelper {
         _: &Context<'_>,
     ) -> rustyline::Result<(usize, Vec<String>)> {
         let before = line.get(..pos).unwrap_or(line);
+        let command = before.trim_start();
+        if command.starts_with('.') {
+            return Ok(complete_dot_command(before, command));
+        }
         // The word under the cursor starts after the last character that
         // cannot be in one (which may take several bytes, as `…` does).
         let start = before
@@ -145,6 +154,26 @@ impl Completer for SliqHelper {
             })
             .collect();
         Ok((start, matches))
+    }
+}
+
+/// Completes the dot command `command` (the end of `before`, the line up to
+/// the cursor), or the file name after `.output`.
+fn complete_dot_command(before: &str, command: &str) -> (usize, Vec<String>) {
+    let start = before.len() - command.len();
+    match command.split_once(char::is_whitespace) {
+        None => {
+            let names = DOT_COMMANDS.iter().filter(|c| c.starts_with(command));
+            (start, names.map(|c| c.to_string()).collect())
+        }
+        Some((".output", _)) => {
+            let files = rustyline::completion::FilenameCompleter::new();
+            match files.complete_path(before, before.len()) {
+                Ok((at, pairs)) => (at, pairs.into_iter().map(|p| p.replacement).collect()),
+                Err(_) => (before.len(), Vec::new()),
+            }
+        }
+        Some(_) => (before.len(), Vec::new()),
     }
 }
 
@@ -302,6 +331,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_help_names_every_dot_command() {
+        for command in DOT_COMMANDS.iter().filter(|c| **c != ".exit") {
+            assert!(HELP.contains(&format!("{command} ")), "{command}");
+        }
+    }
+
+    #[test]
     fn completes_keywords_functions_streams_and_columns() {
         let engine = Engine::new();
         engine
@@ -328,6 +364,20 @@ mod tests {
         assert_eq!(complete("SHOW FUNC").1, vec!["FUNCTIONS".to_string()]);
         assert_eq!(complete("SELECT QUAL").1, vec!["QUALIFY".to_string()]);
         assert_eq!(complete("SELECT row_n").1, vec!["row_number".to_string()]);
+        assert_eq!(complete("  .o"), (2, vec![".output".to_string()]));
+        assert_eq!(
+            complete(".st").1,
+            vec![".streams".to_string(), ".stats".to_string()]
+        );
+        assert!(complete(".format cs").1.is_empty());
+        let dir = std::env::temp_dir().join(format!("sliq-complete-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("results.csv"), b"").unwrap();
+        let line = format!(".output {}/res", dir.display());
+        let (start, files) = complete(&line);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(start, ".output ".len());
+        assert_eq!(files, vec![format!("{}/results.csv", dir.display())]);
         // A word after a character of several bytes.
         assert_eq!(complete("SELECT …SEL"), (10, vec!["SELECT".to_string()]));
         assert_eq!(complete("SELECT 'é'"), (11, Vec::<String>::new()));
