@@ -28,11 +28,13 @@ Dot commands:
   .queries   list queries       .stats     rows, late rows and keys per stream and query
   .timing on|off                .format table|csv|json
   .output FILE   results into FILE (emptied first)      .output   results back on the screen
+  .read FILE     run the statements in FILE
   .quit      leave";
 
 /// The dot commands, for tab completion (`dot_command` runs them).
 const DOT_COMMANDS: &[&str] = &[
-    ".help", ".streams", ".queries", ".stats", ".timing", ".format", ".output", ".quit", ".exit",
+    ".help", ".streams", ".queries", ".stats", ".timing", ".format", ".output", ".read", ".quit",
+    ".exit",
 ];
 
 /// SQL keywords offered by tab completion.
@@ -158,7 +160,7 @@ impl Completer for SliqHelper {
 }
 
 /// Completes the dot command `command` (the end of `before`, the line up to
-/// the cursor), or the file name after `.output`.
+/// the cursor), or the file name after `.output` or `.read`.
 fn complete_dot_command(before: &str, command: &str) -> (usize, Vec<String>) {
     let start = before.len() - command.len();
     match command.split_once(char::is_whitespace) {
@@ -166,7 +168,7 @@ fn complete_dot_command(before: &str, command: &str) -> (usize, Vec<String>) {
             let names = DOT_COMMANDS.iter().filter(|c| c.starts_with(command));
             (start, names.map(|c| c.to_string()).collect())
         }
-        Some((".output", _)) => {
+        Some((".output" | ".read", _)) => {
             let files = rustyline::completion::FilenameCompleter::new();
             match files.complete_path(before, before.len()) {
                 Ok((at, pairs)) => (at, pairs.into_iter().map(|p| p.replacement).collect()),
@@ -230,25 +232,41 @@ fn dot_command(session: &mut Session, line: &str) -> bool {
             Some(other) => note!("unknown format '{other}': expected table, csv or json"),
             None => note!("usage: .format table|csv|json"),
         },
-        (Some(".output"), _) => set_output(session, line),
+        (Some(".output"), _) => set_output(session, path_argument(line)),
+        (Some(".read"), None) => note!("usage: .read FILE"),
+        (Some(".read"), Some(_)) => read_script(session, path_argument(line).unwrap_or_default()),
         (Some(other), _) => note!("unknown command {other}; try .help"),
         (None, _) => {}
     }
     true
 }
 
-/// `.output FILE` (the rest of the line, quotes optional) or `.output`.
-fn set_output(session: &mut Session, line: &str) {
-    let rest = line.trim().trim_start_matches(".output").trim();
+/// The file name after a dot command: the rest of the line, in single
+/// quotes or not; `None` when there is none.
+fn path_argument(line: &str) -> Option<&str> {
+    let (_, rest) = line.trim().split_once(char::is_whitespace)?;
+    let rest = rest.trim();
     let path = rest
         .strip_prefix('\'')
         .and_then(|r| r.strip_suffix('\''))
         .unwrap_or(rest);
-    let path = (!path.is_empty()).then_some(path);
+    (!path.is_empty()).then_some(path)
+}
+
+/// `.output FILE`, or `.output` alone for the screen.
+fn set_output(session: &mut Session, path: Option<&str>) {
     report(session.set_output(path));
     match session.output_path() {
         Some(path) => note!("results go to {path}"),
         None => note!("results go to the screen"),
+    }
+}
+
+/// `.read FILE`: its statements, as `sliq -f FILE` runs them.
+fn read_script(session: &mut Session, path: &str) {
+    match std::fs::read_to_string(path) {
+        Ok(sql) => report(session.run(&sql)),
+        Err(e) => note!("error: cannot read {path}: {e}"),
     }
 }
 

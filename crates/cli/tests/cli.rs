@@ -1832,6 +1832,38 @@ fn dot_output_sends_results_and_listings_to_a_file_until_reset() {
 }
 
 #[test]
+fn dot_read_runs_a_script_in_the_repl() {
+    let data = scratch("dot_read.csv", b"ts,v\n1,1.5\n2,2.5\n");
+    let script = scratch(
+        "dot_read.sql",
+        format!(
+            "CREATE STREAM r (ts BIGINT, v DOUBLE) WITH (path = '{}', event_time = 'ts');\n\
+             SELECT ts, sum(v) OVER (ROWS 1 PRECEDING) AS s FROM r;\n",
+            data.display()
+        )
+        .as_bytes(),
+    );
+    let input = format!(
+        ".format csv\n.read\n.read /nonexistent-dir/q.sql\n.read {}\n",
+        script.display()
+    );
+    let out = piped_repl(&["--no-demo"], input.as_bytes());
+    assert!(
+        stdout(&out).ends_with("ts,s\n1,1.5\n2,4.0\n"),
+        "{}",
+        stdout(&out)
+    );
+    let err = stderr(&out);
+    for said in [
+        "usage: .read FILE",
+        "error: cannot read /nonexistent-dir/q.sql: No such file or directory",
+        "created stream r",
+    ] {
+        assert!(err.contains(said), "{said}: {err}");
+    }
+}
+
+#[test]
 fn debs_generate_names_the_file_it_cannot_write() {
     let out = run(&[
         "debs",
