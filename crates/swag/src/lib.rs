@@ -30,6 +30,12 @@
 //! store their window in a [`ChunkedDeque`], which never copies elements, so
 //! the worst-case bounds hold for the whole operation, not only for ⊗.
 //!
+//! **Large aggregates.** Where a partial aggregate is much larger than the
+//! value it lifts (a quantile sketch of one number), a [`PanedWindow`] keeps
+//! the window's inputs and partial aggregates only per pane of `C` inputs:
+//! about `n/C + 3C` of them instead of `n + 2`, still worst-case O(1) per
+//! operation (at most 10 ⊗ per insert, 7 per evict, 5 per query).
+//!
 //! ```
 //! use sliq_swag::{DabaLite, FifoAggregator, monoids::Max};
 //!
@@ -65,6 +71,7 @@ mod daba;
 mod daba_lite;
 mod deque;
 pub mod monoids;
+mod paned;
 mod pointers;
 mod recalc;
 mod shape;
@@ -76,6 +83,7 @@ pub use daba::Daba;
 pub use daba_lite::DabaLite;
 pub use deque::{ChunkedDeque, Iter, MIN_BLOCK, RetiredBlocks};
 pub use monoids::FnMonoid;
+pub use paned::{Lift, PanedWindow};
 pub use recalc::Recalc;
 pub use shape::{DabaLiteShape, ValueOps};
 pub use timed::{OutOfOrder, TimedWindow};

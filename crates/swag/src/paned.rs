@@ -1,0 +1,234 @@
+//! [`PanedWindow`]: a FIFO window for large partial aggregates (sketches)
+//! that keeps its inputs and only about `3C + n/C` partial aggregates.
+
+use std::fmt;
+
+use crate::deque::{ChunkedDeque, Cursor};
+use crate::{DabaLite, FifoAggregator, Monoid};
+
+/// A monoid whose window values arrive as small inputs and are lifted into
+/// partial aggregates only where a window needs one.
+pub trait Lift: Monoid {
+    /// One value as it arrives (a number, a hash), before it is lifted.
+    type Input: Clone;
+
+    /// The partial aggregate of one input.
+    fn lift(&self, input: &Self::Input) -> Self::Agg;
+}
+
+/// A FIFO window that stores every input as it came, and partial aggregates
+/// only per *pane* of `C` consecutive inputs: for partial aggregates much
+/// larger than their inputs (a 4 KiB quantile sketch of one `f64`), where a
+/// [`DabaLite`] of `n` lifted values would hold `n + 2` of them.
+///
+/// The window is, oldest first, a head pane, whole panes, and a tail pane:
+/// - the tail, the youngest pane (fewer than `C` inputs so far), is a
+///   `DabaLite` of its lifted inputs;
+/// - the whole panes between head and tail are one aggregate each, in a
+///   `DabaLite` of pane aggregates;
+/// - the head, the oldest pane, is a `DabaLite` of the lifted inputs it has
+///   left, from which evictions take. When it runs out, the oldest whole
+///   pane takes its place, its `DabaLite` already built: one input of it is
+///   lifted into the next head at every operation from the moment the head
+///   before became the head (then holding a whole pane), so it is complete
+///   by the time that head has been evicted. A tail that fills up while no
+///   next head is under way becomes the next head as it is.
+///
+/// `query` is `head ⊗ panes ⊗ tail`. Every operation is **worst-case
+/// O(1)**: an insert makes at most 10 ⊗ and 2 lifts (the tail's insert, a
+/// full tail joining the panes, a step of the next head), an evict at most
+/// 7 ⊗ and 1 lift, a query at most 5 ⊗. The window stores `n` inputs and
+/// at most `n/C + 3C + 9` partial aggregates (four `DabaLite`s of at most
+/// `n/C`, `C`, `C` and `C` values, two extra each, and one pane aggregate
+/// in flight); `C` near `√(n/3)` makes that smallest.
+pub struct PanedWindow<M: Lift + Clone> {
+    monoid: M,
+    /// Inputs per pane, `C ≥ 1`.
+    pane: usize,
+    /// Every input in the window, oldest first.
+    inputs: ChunkedDeque<M::Input>,
+    /// The oldest pane's remaining lifted inputs, unless the tail is the
+    /// only pane (then `None`). Never empty.
+    head: Option<DabaLite<M>>,
+    /// The aggregates of the whole panes between head and tail.
+    panes: DabaLite<M>,
+    /// The lifted inputs of the oldest of `panes`, as far as lifted: present
+    /// exactly when `panes` is not empty.
+    next: Option<DabaLite<M>>,
+    /// Where the next input to lift into `next` is, and after `next` is
+    /// complete, the first input of the pane after it.
+    build: Cursor<M::Input>,
+    /// The youngest pane's lifted inputs (evicted from only while it is the
+    /// only pane).
+    tail: DabaLite<M>,
+    /// Inputs inserted into the tail since it began (`< C`).
+    tail_inserted: usize,
+}
+
+impl<M: Lift + Clone> PanedWindow<M> {
+    /// An empty window of panes of `pane` inputs (at least 1).
+    pub fn new(monoid: M, pane: usize) -> Self {
+        let inputs = ChunkedDeque::new();
+        PanedWindow {
+            build: inputs.cursor_end(),
+            inputs,
+            pane: pane.max(1),
+            head: None,
+            panes: DabaLite::new(monoid.clone()),
+            next: None,
+            tail: DabaLite::new(monoid.clone()),
+            tail_inserted: 0,
+            monoid,
+        }
+    }
+
+    /// Inputs per pane.
+    pub fn pane(&self) -> usize {
+        self.pane
+    }
+
+    /// Number of inputs in the window.
+    pub fn len(&self) -> usize {
+        self.inputs.len()
+    }
+
+    /// Whether the window holds no input.
+    pub fn is_empty(&self) -> bool {
+        self.inputs.is_empty()
+    }
+
+    /// Appends `input` as the youngest value. **Worst-case O(1).**
+    pub fn insert(&mut self, input: M::Input) {
+        let was_empty = self.inputs.is_empty();
+        self.tail.insert(self.monoid.lift(&input));
+        self.inputs.push_back(input);
+        if was_empty {
+            // The cursor of an empty deque with no block is stale after
+            // the first push; it is only read once `next` is under way.
+            self.build = self.inputs.cursor_end();
+        }
+        self.tail_inserted += 1;
+        if self.tail_inserted == self.pane {
+            self.close_tail();
+        }
+        self.lift_into_next();
+        self.debug_check();
+    }
+
+    /// Drops the oldest value; `false`, changing nothing, when empty.
+    /// **Worst-case O(1).**
+    pub fn evict(&mut self) -> bool {
+        if !self.inputs.drop_front() {
+            return false;
+        }
+        match &mut self.head {
+            Some(head) => {
+                head.evict();
+                if head.is_empty() {
+                    self.head = None;
+                    self.promote_next();
+                }
+            }
+            None => {
+                self.tail.evict();
+            }
+        }
+        self.lift_into_next();
+        self.debug_check();
+        true
+    }
+
+    /// `v0 ⊗ … ⊗ v(n-1)`, oldest first; the identity when empty.
+    /// **Worst-case O(1)**, at most 5 ⊗.
+    pub fn query(&self) -> M::Agg {
+        let mut agg = match &self.head {
+            Some(head) => head.query(),
+            None => return self.tail.query(),
+        };
+        if !self.panes.is_empty() {
+            self.monoid.combine_into(&mut agg, &self.panes.query());
+        }
+        if !self.tail.is_empty() {
+            self.monoid.combine_into(&mut agg, &self.tail.query());
+        }
+        agg
+    }
+
+    /// The tail holds a whole pane: it becomes the head, or the next head,
+    /// or one aggregate among the whole panes; a new tail begins.
+    fn close_tail(&mut self) {
+        self.tail_inserted = 0;
+        let tail = std::mem::replace(&mut self.tail, DabaLite::new(self.monoid.clone()));
+        if self.head.is_none() {
+            // The only pane: it keeps its place at the front (it may have
+            // lost inputs to evictions already).
+            self.head = Some(tail).filter(|head| !head.is_empty());
+            return;
+        }
+        self.panes.insert(tail.query());
+        if self.next.is_none() {
+            // The oldest whole pane, lifted already; the pane after it
+            // starts with the next input.
+            self.next = Some(tail);
+            self.build = self.inputs.cursor_end();
+        }
+    }
+
+    /// The head ran out: the oldest whole pane, if any, takes its place
+    /// (complete: see the type's docs), and the one after it, if any, starts
+    /// being lifted.
+    fn promote_next(&mut self) {
+        let Some(next) = self.next.take() else {
+            return;
+        };
+        debug_assert_eq!(next.len(), self.pane, "next head promoted unfinished");
+        self.panes.evict();
+        self.head = Some(next);
+        if !self.panes.is_empty() {
+            self.next = Some(DabaLite::new(self.monoid.clone()));
+        }
+    }
+
+    /// Lifts one more input of the oldest whole pane into the next head.
+    fn lift_into_next(&mut self) {
+        let Some(next) = &mut self.next else {
+            return;
+        };
+        if next.len() == self.pane {
+            return;
+        }
+        next.insert(self.monoid.lift(self.inputs.get(&self.build)));
+        self.inputs.step(&mut self.build);
+    }
+
+    /// Checks the pane structure (debug builds only).
+    fn debug_check(&self) {
+        if !cfg!(debug_assertions) {
+            return;
+        }
+        let head = self.head.as_ref().map_or(0, FifoAggregator::len);
+        let whole = self.panes.len() * self.pane;
+        debug_assert_eq!(head + whole + self.tail.len(), self.inputs.len());
+        debug_assert!(self.head.as_ref().is_none_or(|h| !h.is_empty()));
+        debug_assert!(self.head.is_some() || self.panes.is_empty());
+        debug_assert_eq!(self.next.is_some(), !self.panes.is_empty());
+        debug_assert!(self.tail_inserted < self.pane);
+        if let Some(next) = &self.next {
+            // Enough evictions remain before the head runs out.
+            debug_assert!(head + next.len() >= self.pane, "next head late");
+        }
+    }
+}
+
+impl<M: Lift + Clone> fmt::Debug for PanedWindow<M>
+where
+    M::Agg: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PanedWindow")
+            .field("len", &self.len())
+            .field("pane", &self.pane)
+            .field("query", &self.query())
+            .finish_non_exhaustive()
+    }
+}
