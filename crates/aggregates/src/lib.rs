@@ -43,7 +43,7 @@ pub use registry::{AggregateVisitor, CallOptions, FixedFrame, ResolvedAggregate}
 pub use types::{ArgType, Literal, OutputType, ValueType};
 pub use value::{CollectOutput, Rows, Value, ValueSink};
 
-use sliq_swag::Monoid;
+use sliq_swag::{LiftInput, Monoid};
 
 /// A SQL aggregate function as a monoid over its partial aggregates.
 ///
@@ -60,4 +60,19 @@ pub trait Aggregate: Monoid<Agg: Send + Sync + 'static> + Clone + Send + Sync + 
 
     /// The SQL result for a window whose aggregate is `agg`.
     fn lower(&self, agg: &Self::Agg) -> Result<Self::Output, AggregateError>;
+}
+
+/// An aggregate whose partial aggregates are large beside the inputs they
+/// lift (the sketches, kilobytes for one number): its windows keep the
+/// inputs and partial aggregates only per pane (see
+/// [`sliq_swag::PanedWindow`]), instead of one per row.
+///
+/// Law: `lift(columns, row)` equals `lift_input(&input(columns, row))`, and
+/// `lift_input(&nothing())` is the identity.
+pub trait PanedAggregate: Aggregate + LiftInput<Input: Send + Sync + 'static> {
+    /// Row `row`'s input, read from `columns` (NULLs included).
+    fn input<C: Columns>(&self, columns: &C, row: usize) -> Self::Input;
+
+    /// An input that lifts to the identity: for rows a `FILTER` leaves out.
+    fn nothing(&self) -> Self::Input;
 }

@@ -16,7 +16,9 @@ use crate::functions::{
     FloatExtreme, Geomean, Lag, M4, RelVar, Sum, Variance, VarianceKind,
 };
 use crate::sketch::{ApproxCountDistinct, ApproxPercentile, BloomContains, CountMin};
-use crate::{Aggregate, AggregateError, ArgType, Literal, OutputType, Scalar, ValueType};
+use crate::{
+    Aggregate, AggregateError, ArgType, Literal, OutputType, PanedAggregate, Scalar, ValueType,
+};
 
 /// Receives the concrete aggregate a call resolved to. The engine implements
 /// it once, generically, and gets a monomorphized window operator per
@@ -26,6 +28,15 @@ pub trait AggregateVisitor {
     type Output;
     /// Called with the concrete aggregate.
     fn visit<A: Aggregate>(self, aggregate: A) -> Self::Output;
+
+    /// Called instead of [`visit`](Self::visit) for an aggregate whose
+    /// windows may keep inputs and panes; the default visits it as any other.
+    fn visit_paned<A: PanedAggregate>(self, aggregate: A) -> Self::Output
+    where
+        Self: Sized,
+    {
+        self.visit(aggregate)
+    }
 }
 
 /// The precision of a decimal `sum`: the widest decimal, as in DuckDB.
@@ -384,19 +395,21 @@ impl Bound {
             Bound::RelVar => v.visit(RelVar),
             Bound::Bivariate(kind) => v.visit(Bivariate(kind)),
             Bound::ApproxCountDistinct(ty) => {
-                with_scalar!(ty, T => v.visit(ApproxCountDistinct::<T>::default()))
+                with_scalar!(ty, T => v.visit_paned(ApproxCountDistinct::<T>::default()))
             }
             Bound::BloomContains {
                 ty,
                 probe_hash,
                 hashes,
             } => {
-                with_scalar!(ty, T => v.visit(BloomContains::<T>::from_hash(probe_hash, hashes)))
+                with_scalar!(ty, T => v.visit_paned(BloomContains::<T>::from_hash(probe_hash, hashes)))
             }
             Bound::CountMin { ty, probe_hash } => {
-                with_scalar!(ty, T => v.visit(CountMin::<T>::from_hash(probe_hash)))
+                with_scalar!(ty, T => v.visit_paned(CountMin::<T>::from_hash(probe_hash)))
             }
-            Bound::ApproxPercentile { q, accuracy } => v.visit(ApproxPercentile::new(q, accuracy)),
+            Bound::ApproxPercentile { q, accuracy } => {
+                v.visit_paned(ApproxPercentile::new(q, accuracy))
+            }
             Bound::Lag {
                 ty: ValueType::Decimal { precision, scale },
                 offset,

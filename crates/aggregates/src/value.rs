@@ -3,9 +3,11 @@
 
 use std::sync::Arc;
 
-use sliq_swag::{DabaLite, FifoAggregator};
+use sliq_swag::{DabaLite, FifoAggregator, PanedWindow, pane_for_window};
 
-use crate::{Aggregate, AggregateError, AggregateVisitor, Columns, OutputSink, OutputValue};
+use crate::{
+    Aggregate, AggregateError, AggregateVisitor, Columns, OutputSink, OutputValue, PanedAggregate,
+};
 
 /// One SQL value.
 #[derive(Clone, Debug, PartialEq)]
@@ -192,6 +194,23 @@ impl AggregateVisitor for CollectOutput<'_> {
         for row in 0..self.rows.len() {
             window.insert(aggregate.lift(self.rows, row));
             if self.window.is_some_and(|w| window.len() > w) {
+                window.evict();
+            }
+            aggregate.lower(&window.query())?.write(&mut sink);
+        }
+        Ok(sink.into_values())
+    }
+
+    /// Sliding windows of a paned aggregate keep its inputs, as the engine's do.
+    fn visit_paned<A: PanedAggregate>(self, aggregate: A) -> Self::Output {
+        let Some(size) = self.window else {
+            return self.visit(aggregate);
+        };
+        let mut window = PanedWindow::new(aggregate.clone(), pane_for_window(size));
+        let mut sink = ValueSink::default();
+        for row in 0..self.rows.len() {
+            window.insert(aggregate.input(self.rows, row));
+            if window.len() > size {
                 window.evict();
             }
             aggregate.lower(&window.query())?.write(&mut sink);

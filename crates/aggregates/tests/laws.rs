@@ -7,7 +7,9 @@ mod common;
 use common::{TestCall, all_approx_eq, all_calls, approx_eq, rows};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use sliq_aggregates::{Aggregate, AggregateVisitor, OutputValue, Rows, Value, ValueSink};
+use sliq_aggregates::{
+    Aggregate, AggregateVisitor, OutputValue, PanedAggregate, Rows, Value, ValueSink,
+};
 
 const TOLERANCE: f64 = 1e-9;
 
@@ -44,6 +46,21 @@ struct Laws<'r> {
 
 impl AggregateVisitor for Laws<'_> {
     type Output = Result<(), String>;
+
+    /// A paned aggregate's inputs lift to what its rows lift to, and
+    /// `nothing` to the identity; then the monoid laws.
+    fn visit_paned<A: PanedAggregate>(self, a: A) -> Self::Output {
+        for r in 0..self.rows.len() {
+            let (row, input) = (a.lift(self.rows, r), a.lift_input(&a.input(self.rows, r)));
+            if lower(&a, &row) != lower(&a, &input) {
+                return Err(format!("row {r} and its input lift differently"));
+            }
+        }
+        if lower(&a, &a.lift_input(&a.nothing())) != lower(&a, &a.identity()) {
+            return Err("`nothing` does not lift to the identity".into());
+        }
+        self.visit(a)
+    }
 
     fn visit<A: Aggregate>(self, a: A) -> Self::Output {
         let lifted: Vec<A::Agg> = (0..self.rows.len()).map(|r| a.lift(self.rows, r)).collect();

@@ -1864,6 +1864,40 @@ fn dot_read_runs_a_script_in_the_repl() {
 }
 
 #[test]
+fn paned_sketches_replay_as_a_sketch_per_row_does() {
+    // 3,000 rows over three keys: each key's ROWS 299 frame fills and slides.
+    let mut text = String::from("ts,k,v\n");
+    for i in 0..3000 {
+        text += &format!("{},k{},{}\n", i * 10, i % 3, (i * 37 % 101) as f64 / 4.0);
+    }
+    let query = "SELECT ts, approx_percentile(v, 0.9) OVER (ROWS 299 PRECEDING) AS p, \
+                 approx_count_distinct(v) OVER (RANGE '2s') AS d FROM s GROUP BY k;";
+    let script = |algorithm: &str| {
+        format!(
+            "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{{path}}', event_time = 'ts'); \
+             SET window_algorithm = '{algorithm}'; EXPLAIN {query} {query}"
+        )
+    };
+    let paned = csv_script("paned.csv", text.as_bytes(), &script("daba_lite"));
+    let per_row = csv_script("paned.csv", text.as_bytes(), &script("two_stacks_lite"));
+    assert!(paned.status.success(), "{}", stderr(&paned));
+    let (paned, per_row) = (stdout(&paned), stdout(&per_row));
+    assert!(
+        paned.contains("Paned: __agg0 = approx_percentile(v, 0.9) keeps its rows' inputs and one partial aggregate per 10 rows per key"),
+        "{paned}"
+    );
+    assert!(!per_row.contains("Paned"), "{per_row}");
+    let results = |out: &str| {
+        out.lines()
+            .skip_while(|l| !l.starts_with("ts,p,d"))
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(results(&paned).len(), 3001);
+    assert_eq!(results(&paned), results(&per_row));
+}
+
+#[test]
 fn debs_generate_names_the_file_it_cannot_write() {
     let out = run(&[
         "debs",

@@ -5,8 +5,10 @@ use std::fmt;
 use std::str::FromStr;
 
 use arrow_array::{ArrayRef, BooleanArray};
-use sliq_aggregates::{Aggregate, AggregateVisitor, OutputSink, OutputType, OutputValue};
-use sliq_swag::{Daba, DabaLite, FifoAggregator, Recalc, TwoStacks, TwoStacksLite};
+use sliq_aggregates::{
+    Aggregate, AggregateVisitor, OutputSink, OutputType, OutputValue, PanedAggregate,
+};
+use sliq_swag::{Daba, DabaLite, FifoAggregator, PanedWindow, Recalc, TwoStacks, TwoStacksLite};
 
 use crate::columns::{ArrowColumns, ArrowSink};
 use crate::frame::FramePass;
@@ -165,6 +167,88 @@ impl<A: Aggregate, W: FifoAggregator<A> + Send> AggregateOperator for WindowOper
     }
 }
 
+/// A paned aggregate's windows (sketches, see [`PanedAggregate`]), one per
+/// key: each keeps its rows' inputs and a partial aggregate per pane of
+/// `pane` rows, not one per row.
+struct PanedOperator<A: PanedAggregate> {
+    aggregate: A,
+    pane: usize,
+    windows: Vec<PanedWindow<A>>,
+    output: OutputType,
+}
+
+impl<A: PanedAggregate> AggregateOperator for PanedOperator<A> {
+    fn process(
+        &mut self,
+        args: &[ArrayRef],
+        filter: Option<&BooleanArray>,
+        key_ids: &[u32],
+        keys: usize,
+        frame: &FramePass,
+    ) -> (ArrayRef, usize, Option<String>) {
+        while self.windows.len() < keys {
+            self.windows
+                .push(PanedWindow::new(self.aggregate.clone(), self.pane));
+        }
+        let columns = ArrowColumns::new(args);
+        let mut results = BatchResults::new(&self.output, key_ids.len());
+        for (row, &key) in key_ids.iter().enumerate() {
+            if frame.late[row] {
+                results.push_null();
+                continue;
+            }
+            let input = match filter.is_some_and(|mask| !mask.value(row)) {
+                true => self.aggregate.nothing(),
+                false => self.aggregate.input(&columns, row),
+            };
+            let window = &mut self.windows[key as usize];
+            window.insert(input);
+            for _ in 0..frame.evictions[row] {
+                window.evict();
+            }
+            results.push(self.aggregate.lower(&window.query()), frame, row);
+        }
+        results.finish()
+    }
+
+    fn forget(&mut self, key: u32) {
+        if let Some(window) = self.windows.get_mut(key as usize) {
+            *window = PanedWindow::new(self.aggregate.clone(), self.pane);
+        }
+    }
+}
+
+/// Rows per pane of a paned aggregate's windows over a frame of
+/// `frame_rows` rows (`ROWS n PRECEDING`: n + 1), or over a `RANGE` frame
+/// (`None`), whose rows are not known in advance: panes of 16 rows, the
+/// best for about 800. `None` for a frame too short to gain from panes:
+/// below [`PANED_MIN_ROWS`] they cost more time than the memory they save.
+/// Only DABA Lite's windows are paned: the other algorithms serve
+/// cross-checks, and a running fold (`unbounded`) evicts nothing.
+pub fn pane_rows(
+    algorithm: WindowAlgorithm,
+    unbounded: bool,
+    frame_rows: Option<u64>,
+) -> Option<usize> {
+    const RANGE_PANE_ROWS: usize = 16;
+    if unbounded || algorithm != WindowAlgorithm::DabaLite {
+        return None;
+    }
+    match frame_rows {
+        None => Some(RANGE_PANE_ROWS),
+        Some(rows) if rows < PANED_MIN_ROWS => None,
+        Some(rows) => Some(sliq_swag::pane_for_window(
+            usize::try_from(rows).unwrap_or(usize::MAX),
+        )),
+    }
+}
+
+/// The shortest `ROWS` frame whose sketches are paned. Measured on 2M rows,
+/// 1,000 keys, `approx_percentile` (4 KiB sketches): over `ROWS 99` panes
+/// took 25 % more time for half the memory, over `ROWS 299` 25 % more time
+/// for 72 % less, over `ROWS 999` half the time and an eighth of the memory.
+const PANED_MIN_ROWS: u64 = 256;
+
 /// The aggregate of an `UNBOUNDED PRECEDING` frame over all its keys. No
 /// row ever leaves such a frame, so a key needs no window: it keeps one
 /// partial aggregate, the fold of its rows so far (`total ⊗ v`, oldest
@@ -282,6 +366,9 @@ pub struct BuildOperator {
     /// The frame is `UNBOUNDED PRECEDING`: a running fold per key, whatever
     /// the algorithm (nothing is ever evicted).
     pub unbounded: bool,
+    /// The frame's rows when it counts them (`ROWS n PRECEDING`: n + 1),
+    /// for the panes of a paned aggregate (see [`pane_rows`]).
+    pub frame_rows: Option<u64>,
 }
 
 impl AggregateVisitor for BuildOperator {
@@ -312,5 +399,33 @@ impl AggregateVisitor for BuildOperator {
             WindowAlgorithm::TwoStacksLite => boxed::<A, TwoStacksLite<A>>(aggregate, self.output),
             WindowAlgorithm::Recalc => boxed::<A, Recalc<A>>(aggregate, self.output),
         }
+    }
+
+    /// DABA Lite's windows of a sketch over a long enough frame keep inputs
+    /// and panes (see [`pane_rows`]).
+    fn visit_paned<A: PanedAggregate>(self, aggregate: A) -> Box<dyn AggregateOperator> {
+        let Some(pane) = pane_rows(self.algorithm, self.unbounded, self.frame_rows) else {
+            return self.visit(aggregate);
+        };
+        Box::new(PanedOperator {
+            aggregate,
+            pane,
+            windows: Vec::new(),
+            output: self.output,
+        })
+    }
+}
+
+/// Whether an aggregate's DABA Lite windows are paned (see
+/// [`PanedOperator`]).
+pub struct IsPaned;
+
+impl AggregateVisitor for IsPaned {
+    type Output = bool;
+    fn visit<A: Aggregate>(self, _: A) -> bool {
+        false
+    }
+    fn visit_paned<A: PanedAggregate>(self, _: A) -> bool {
+        true
     }
 }

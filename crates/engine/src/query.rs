@@ -15,7 +15,7 @@ use crate::expr::{CompiledExpr, RowFailures};
 use crate::frame::{FramePass, FrameState, Late};
 use crate::group::{self, GroupOperator, MemberSpec};
 use crate::keys::KeyMap;
-use crate::operator::{AggregateOperator, BuildOperator, WindowAlgorithm};
+use crate::operator::{AggregateOperator, BuildOperator, IsPaned, WindowAlgorithm, pane_rows};
 use crate::udaf::RegisteredAggregate;
 
 /// What processing a batch produced besides its output.
@@ -162,6 +162,26 @@ fn window_bytes_per_row(function: &AggregateFunction) -> usize {
 fn counts_frame_rows(call: &sliq_sql::AggregateCall) -> bool {
     call.filter.is_none()
         && matches!(&call.function, AggregateFunction::Builtin(f) if f.counts_frame_rows())
+}
+
+/// The rows of `frame` when it counts them (`ROWS n PRECEDING`: n + 1).
+fn frame_rows(frame: &Frame) -> Option<u64> {
+    match frame {
+        Frame::Rows(n) => Some(n.saturating_add(1)),
+        Frame::Range(_) | Frame::Unbounded => None,
+    }
+}
+
+/// The rows per pane of `call`'s windows, if they are paned (a sketch; see
+/// `pane_rows`).
+fn paned_rows(
+    call: &sliq_sql::AggregateCall,
+    frame: &Frame,
+    algorithm: WindowAlgorithm,
+) -> Option<usize> {
+    let sketch = matches!(&call.function, AggregateFunction::Builtin(f) if f.visit(IsPaned));
+    let unbounded = *frame == Frame::Unbounded;
+    pane_rows(algorithm, unbounded, frame_rows(frame)).filter(|_| sketch)
 }
 
 /// Aggregates over the same window group sharing one window per key.
@@ -314,6 +334,7 @@ impl CompiledQuery {
                     algorithm,
                     output,
                     unbounded,
+                    frame_rows: frame_rows(&plan.windows[a.window].frame),
                 })),
                 AggregateFunction::User(user) => {
                     match user.as_any().downcast_ref::<RegisteredAggregate>() {
@@ -486,6 +507,18 @@ impl CompiledQuery {
                     a.window
                 )
             });
+        let paned = plan
+            .aggregates
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| {
+                let rows = paned_rows(a, &plan.windows[a.window].frame, algorithm)?;
+                Some(format!(
+                    "  Paned: {} = {} keeps its rows' inputs and one partial aggregate per {rows} rows per key\n",
+                    sliq_sql::aggregate_column(i),
+                    a.display,
+                ))
+            });
         let shared = Self::shared_groups(plan, algorithm).into_iter().map(|g| {
             let names: Vec<String> = g
                 .members
@@ -499,7 +532,12 @@ impl CompiledQuery {
                 g.operator.record_bytes()
             )
         });
-        subquery.into_iter().chain(shared).chain(counted).collect()
+        subquery
+            .into_iter()
+            .chain(shared)
+            .chain(paned)
+            .chain(counted)
+            .collect()
     }
 
     /// The rows of `batch` that pass WHERE. A row whose predicate fails to

@@ -34,6 +34,7 @@ impl RegisteredAggregate {
                     algorithm,
                     output: out.clone(),
                     unbounded,
+                    frame_rows: None,
                 }
                 .visit(aggregate.clone())
             }),

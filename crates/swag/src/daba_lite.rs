@@ -153,6 +153,18 @@ impl<M: Monoid> DabaLite<M> {
     }
 }
 
+impl<M: Monoid> DabaLite<M> {
+    /// `acc ← acc ⊗ query()`, in place: no temporary aggregate. **Worst-case
+    /// O(1)**, at most 2 ⊗.
+    pub fn combine_query_into(&self, acc: &mut M::Agg) {
+        if !self.p.front_list_is_empty(&self.deque) {
+            self.monoid
+                .combine_into(acc, self.deque.get(&self.deque.cursor_front()));
+        }
+        self.monoid.combine_into(acc, &self.agg_b);
+    }
+}
+
 impl<M: Monoid> FifoAggregator<M> for DabaLite<M> {
     fn new(monoid: M) -> Self {
         Self::from_deque(monoid, ChunkedDeque::new())

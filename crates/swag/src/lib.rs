@@ -83,7 +83,7 @@ pub use daba::Daba;
 pub use daba_lite::DabaLite;
 pub use deque::{ChunkedDeque, Iter, MIN_BLOCK, RetiredBlocks};
 pub use monoids::FnMonoid;
-pub use paned::{Lift, PanedWindow};
+pub use paned::{LiftInput, PanedWindow, pane_for_window};
 pub use recalc::Recalc;
 pub use shape::{DabaLiteShape, ValueOps};
 pub use timed::{OutOfOrder, TimedWindow};

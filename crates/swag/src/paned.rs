@@ -6,14 +6,20 @@ use std::fmt;
 use crate::deque::{ChunkedDeque, Cursor};
 use crate::{DabaLite, FifoAggregator, Monoid};
 
+/// The pane size that keeps the fewest partial aggregates in a
+/// [`PanedWindow`] of about `n` inputs: `√(n/3)`, from 1 to 256.
+pub fn pane_for_window(n: usize) -> usize {
+    ((n / 3) as f64).sqrt().round().clamp(1.0, 256.0) as usize
+}
+
 /// A monoid whose window values arrive as small inputs and are lifted into
 /// partial aggregates only where a window needs one.
-pub trait Lift: Monoid {
+pub trait LiftInput: Monoid {
     /// One value as it arrives (a number, a hash), before it is lifted.
     type Input: Clone;
 
     /// The partial aggregate of one input.
-    fn lift(&self, input: &Self::Input) -> Self::Agg;
+    fn lift_input(&self, input: &Self::Input) -> Self::Agg;
 }
 
 /// A FIFO window that stores every input as it came, and partial aggregates
@@ -41,7 +47,7 @@ pub trait Lift: Monoid {
 /// at most `n/C + 3C + 9` partial aggregates (four `DabaLite`s of at most
 /// `n/C`, `C`, `C` and `C` values, two extra each, and one pane aggregate
 /// in flight); `C` near `√(n/3)` makes that smallest.
-pub struct PanedWindow<M: Lift + Clone> {
+pub struct PanedWindow<M: LiftInput + Clone> {
     monoid: M,
     /// Inputs per pane, `C ≥ 1`.
     pane: usize,
@@ -49,23 +55,27 @@ pub struct PanedWindow<M: Lift + Clone> {
     inputs: ChunkedDeque<M::Input>,
     /// The oldest pane's remaining lifted inputs, unless the tail is the
     /// only pane (then `None`). Never empty.
-    head: Option<DabaLite<M>>,
+    head: Option<Box<DabaLite<M>>>,
     /// The aggregates of the whole panes between head and tail.
     panes: DabaLite<M>,
     /// The lifted inputs of the oldest of `panes`, as far as lifted: present
     /// exactly when `panes` is not empty.
-    next: Option<DabaLite<M>>,
+    next: Option<Box<DabaLite<M>>>,
     /// Where the next input to lift into `next` is, and after `next` is
     /// complete, the first input of the pane after it.
     build: Cursor<M::Input>,
     /// The youngest pane's lifted inputs (evicted from only while it is the
     /// only pane).
-    tail: DabaLite<M>,
+    tail: Box<DabaLite<M>>,
+    /// An emptied pane window, kept for the next tail: a window of large
+    /// aggregates is large itself (its two extra aggregates), so panes are
+    /// boxed and recycled rather than built and moved.
+    spare: Option<Box<DabaLite<M>>>,
     /// Inputs inserted into the tail since it began (`< C`).
     tail_inserted: usize,
 }
 
-impl<M: Lift + Clone> PanedWindow<M> {
+impl<M: LiftInput + Clone> PanedWindow<M> {
     /// An empty window of panes of `pane` inputs (at least 1).
     pub fn new(monoid: M, pane: usize) -> Self {
         let inputs = ChunkedDeque::new();
@@ -76,7 +86,8 @@ impl<M: Lift + Clone> PanedWindow<M> {
             head: None,
             panes: DabaLite::new(monoid.clone()),
             next: None,
-            tail: DabaLite::new(monoid.clone()),
+            tail: Box::new(DabaLite::new(monoid.clone())),
+            spare: None,
             tail_inserted: 0,
             monoid,
         }
@@ -100,7 +111,7 @@ impl<M: Lift + Clone> PanedWindow<M> {
     /// Appends `input` as the youngest value. **Worst-case O(1).**
     pub fn insert(&mut self, input: M::Input) {
         let was_empty = self.inputs.is_empty();
-        self.tail.insert(self.monoid.lift(&input));
+        self.tail.insert(self.monoid.lift_input(&input));
         self.inputs.push_back(input);
         if was_empty {
             // The cursor of an empty deque with no block is stale after
@@ -125,7 +136,7 @@ impl<M: Lift + Clone> PanedWindow<M> {
             Some(head) => {
                 head.evict();
                 if head.is_empty() {
-                    self.head = None;
+                    self.spare = self.head.take();
                     self.promote_next();
                 }
             }
@@ -146,10 +157,10 @@ impl<M: Lift + Clone> PanedWindow<M> {
             None => return self.tail.query(),
         };
         if !self.panes.is_empty() {
-            self.monoid.combine_into(&mut agg, &self.panes.query());
+            self.panes.combine_query_into(&mut agg);
         }
         if !self.tail.is_empty() {
-            self.monoid.combine_into(&mut agg, &self.tail.query());
+            self.tail.combine_query_into(&mut agg);
         }
         agg
     }
@@ -158,11 +169,15 @@ impl<M: Lift + Clone> PanedWindow<M> {
     /// or one aggregate among the whole panes; a new tail begins.
     fn close_tail(&mut self) {
         self.tail_inserted = 0;
-        let tail = std::mem::replace(&mut self.tail, DabaLite::new(self.monoid.clone()));
+        let fresh = self.empty_pane_window();
+        let tail = std::mem::replace(&mut self.tail, fresh);
         if self.head.is_none() {
             // The only pane: it keeps its place at the front (it may have
             // lost inputs to evictions already).
-            self.head = Some(tail).filter(|head| !head.is_empty());
+            match tail.is_empty() {
+                true => self.spare = Some(tail),
+                false => self.head = Some(tail),
+            }
             return;
         }
         self.panes.insert(tail.query());
@@ -185,7 +200,15 @@ impl<M: Lift + Clone> PanedWindow<M> {
         self.panes.evict();
         self.head = Some(next);
         if !self.panes.is_empty() {
-            self.next = Some(DabaLite::new(self.monoid.clone()));
+            self.next = Some(self.empty_pane_window());
+        }
+    }
+
+    /// An empty window for a pane: the spare, or a new one.
+    fn empty_pane_window(&mut self) -> Box<DabaLite<M>> {
+        match self.spare.take() {
+            Some(spare) => spare,
+            None => Box::new(DabaLite::new(self.monoid.clone())),
         }
     }
 
@@ -197,7 +220,7 @@ impl<M: Lift + Clone> PanedWindow<M> {
         if next.len() == self.pane {
             return;
         }
-        next.insert(self.monoid.lift(self.inputs.get(&self.build)));
+        next.insert(self.monoid.lift_input(self.inputs.get(&self.build)));
         self.inputs.step(&mut self.build);
     }
 
@@ -206,7 +229,7 @@ impl<M: Lift + Clone> PanedWindow<M> {
         if !cfg!(debug_assertions) {
             return;
         }
-        let head = self.head.as_ref().map_or(0, FifoAggregator::len);
+        let head = self.head.as_ref().map_or(0, |head| head.len());
         let whole = self.panes.len() * self.pane;
         debug_assert_eq!(head + whole + self.tail.len(), self.inputs.len());
         debug_assert!(self.head.as_ref().is_none_or(|h| !h.is_empty()));
@@ -220,7 +243,7 @@ impl<M: Lift + Clone> PanedWindow<M> {
     }
 }
 
-impl<M: Lift + Clone> fmt::Debug for PanedWindow<M>
+impl<M: LiftInput + Clone> fmt::Debug for PanedWindow<M>
 where
     M::Agg: fmt::Debug,
 {

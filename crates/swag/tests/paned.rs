@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use proptest::prelude::*;
 use sliq_swag::monoids::{Affine, AffineMap, Concat};
-use sliq_swag::{Lift, Monoid, PanedWindow};
+use sliq_swag::{LiftInput, Monoid, PanedWindow};
 
 /// String concatenation over letters, counting ⊗ calls, lifts and the
 /// partial aggregates alive.
@@ -31,9 +31,9 @@ impl Monoid for Letters {
     }
 }
 
-impl Lift for Letters {
+impl LiftInput for Letters {
     type Input = char;
-    fn lift(&self, input: &char) -> String {
+    fn lift_input(&self, input: &char) -> String {
         self.lifts.set(self.lifts.get() + 1);
         input.to_string()
     }
@@ -148,9 +148,9 @@ impl Monoid for Live {
     }
 }
 
-impl Lift for Live {
+impl LiftInput for Live {
     type Input = u64;
-    fn lift(&self, i: &u64) -> Counted {
+    fn lift_input(&self, i: &u64) -> Counted {
         Counted::new(AffineMap { a: i | 1, b: *i }, &self.alive)
     }
 }

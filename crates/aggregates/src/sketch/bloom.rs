@@ -1,8 +1,8 @@
 //! Bloom filter membership.
 
-use sliq_swag::Monoid;
+use sliq_swag::{LiftInput, Monoid};
 
-use crate::{Aggregate, AggregateError, Columns, Scalar};
+use crate::{Aggregate, AggregateError, Columns, PanedAggregate, Scalar};
 
 /// Filter size in bits.
 pub const BITS: usize = 4096;
@@ -112,15 +112,34 @@ impl<T: Scalar> Monoid for BloomContains<T> {
     }
 }
 
+impl<T: Scalar> LiftInput for BloomContains<T> {
+    /// The value's hash; `None` for NULL.
+    type Input = Option<u64>;
+    #[inline]
+    fn lift_input(&self, hash: &Option<u64>) -> BloomFilter {
+        let mut filter = BloomFilter::default();
+        if let Some(hash) = *hash {
+            filter.insert_hash(hash, self.hashes);
+        }
+        filter
+    }
+}
+
+impl<T: Scalar> PanedAggregate for BloomContains<T> {
+    #[inline]
+    fn input<C: Columns>(&self, columns: &C, row: usize) -> Option<u64> {
+        T::read_hash(columns, 0, row)
+    }
+    fn nothing(&self) -> Option<u64> {
+        None
+    }
+}
+
 impl<T: Scalar> Aggregate for BloomContains<T> {
     type Output = Option<bool>;
     #[inline]
     fn lift<C: Columns>(&self, columns: &C, row: usize) -> BloomFilter {
-        let mut filter = BloomFilter::default();
-        if let Some(hash) = T::read_hash(columns, 0, row) {
-            filter.insert_hash(hash, self.hashes);
-        }
-        filter
+        self.lift_input(&self.input(columns, row))
     }
     fn lower(&self, agg: &BloomFilter) -> Result<Option<bool>, AggregateError> {
         Ok(Some(agg.may_contain_hash(self.probe_hash, self.hashes)))

@@ -1,9 +1,9 @@
 //! Count-Min frequency estimation.
 
-use sliq_swag::Monoid;
+use sliq_swag::{LiftInput, Monoid};
 
 use super::remix;
-use crate::{Aggregate, AggregateError, Columns, Scalar};
+use crate::{Aggregate, AggregateError, Columns, PanedAggregate, Scalar};
 
 /// Rows of counters (independent hash functions).
 pub const DEPTH: usize = 4;
@@ -115,15 +115,34 @@ impl<T: Scalar> Monoid for CountMin<T> {
     }
 }
 
+impl<T: Scalar> LiftInput for CountMin<T> {
+    /// The value's hash; `None` for NULL.
+    type Input = Option<u64>;
+    #[inline]
+    fn lift_input(&self, hash: &Option<u64>) -> CountMinSketch {
+        let mut sketch = CountMinSketch::default();
+        if let Some(hash) = *hash {
+            sketch.insert_hash(hash);
+        }
+        sketch
+    }
+}
+
+impl<T: Scalar> PanedAggregate for CountMin<T> {
+    #[inline]
+    fn input<C: Columns>(&self, columns: &C, row: usize) -> Option<u64> {
+        T::read_hash(columns, 0, row)
+    }
+    fn nothing(&self) -> Option<u64> {
+        None
+    }
+}
+
 impl<T: Scalar> Aggregate for CountMin<T> {
     type Output = i64;
     #[inline]
     fn lift<C: Columns>(&self, columns: &C, row: usize) -> CountMinSketch {
-        let mut sketch = CountMinSketch::default();
-        if let Some(hash) = T::read_hash(columns, 0, row) {
-            sketch.insert_hash(hash);
-        }
-        sketch
+        self.lift_input(&self.input(columns, row))
     }
     fn lower(&self, agg: &CountMinSketch) -> Result<i64, AggregateError> {
         Ok(agg.estimate_hash(self.probe_hash) as i64)

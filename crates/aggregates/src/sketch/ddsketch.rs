@@ -1,8 +1,8 @@
 //! DDSketch quantiles with a bounded number of buckets.
 
-use sliq_swag::Monoid;
+use sliq_swag::{LiftInput, Monoid};
 
-use crate::{Aggregate, AggregateError, Columns};
+use crate::{Aggregate, AggregateError, Columns, PanedAggregate};
 
 /// Buckets per sign. With 1 % accuracy they span a factor of about 28,000
 /// between the smallest and largest magnitude kept exactly; smaller
@@ -275,15 +275,34 @@ impl Monoid for ApproxPercentile {
     }
 }
 
+impl LiftInput for ApproxPercentile {
+    /// The value; `None` for NULL.
+    type Input = Option<f64>;
+    #[inline]
+    fn lift_input(&self, x: &Option<f64>) -> DdSketch {
+        let mut sketch = DdSketch::default();
+        if let Some(x) = *x {
+            sketch.insert(x, &self.mapping);
+        }
+        sketch
+    }
+}
+
+impl PanedAggregate for ApproxPercentile {
+    #[inline]
+    fn input<C: Columns>(&self, columns: &C, row: usize) -> Option<f64> {
+        columns.f64(0, row)
+    }
+    fn nothing(&self) -> Option<f64> {
+        None
+    }
+}
+
 impl Aggregate for ApproxPercentile {
     type Output = Option<f64>;
     #[inline]
     fn lift<C: Columns>(&self, columns: &C, row: usize) -> DdSketch {
-        let mut sketch = DdSketch::default();
-        if let Some(x) = columns.f64(0, row) {
-            sketch.insert(x, &self.mapping);
-        }
-        sketch
+        self.lift_input(&self.input(columns, row))
     }
     fn lower(&self, agg: &DdSketch) -> Result<Option<f64>, AggregateError> {
         Ok(agg.quantile(self.q, &self.mapping))

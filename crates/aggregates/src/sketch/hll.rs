@@ -2,9 +2,9 @@
 
 use std::marker::PhantomData;
 
-use sliq_swag::Monoid;
+use sliq_swag::{LiftInput, Monoid};
 
-use crate::{Aggregate, AggregateError, Columns, Scalar};
+use crate::{Aggregate, AggregateError, Columns, PanedAggregate, Scalar};
 
 /// Register-index bits: 2^10 registers, standard error 1.04 / √1024 ≈ 3.25 %.
 pub const PRECISION: u32 = 10;
@@ -112,15 +112,34 @@ impl<T: Scalar> Monoid for ApproxCountDistinct<T> {
     }
 }
 
+impl<T: Scalar> LiftInput for ApproxCountDistinct<T> {
+    /// The value's hash; `None` for NULL.
+    type Input = Option<u64>;
+    #[inline]
+    fn lift_input(&self, hash: &Option<u64>) -> HyperLogLog {
+        let mut sketch = HyperLogLog::default();
+        if let Some(hash) = *hash {
+            sketch.insert_hash(hash);
+        }
+        sketch
+    }
+}
+
+impl<T: Scalar> PanedAggregate for ApproxCountDistinct<T> {
+    #[inline]
+    fn input<C: Columns>(&self, columns: &C, row: usize) -> Option<u64> {
+        T::read_hash(columns, 0, row)
+    }
+    fn nothing(&self) -> Option<u64> {
+        None
+    }
+}
+
 impl<T: Scalar> Aggregate for ApproxCountDistinct<T> {
     type Output = i64;
     #[inline]
     fn lift<C: Columns>(&self, columns: &C, row: usize) -> HyperLogLog {
-        let mut sketch = HyperLogLog::default();
-        if let Some(hash) = T::read_hash(columns, 0, row) {
-            sketch.insert_hash(hash);
-        }
-        sketch
+        self.lift_input(&self.input(columns, row))
     }
     fn lower(&self, agg: &HyperLogLog) -> Result<i64, AggregateError> {
         Ok(agg.estimate().round() as i64)

@@ -12,6 +12,10 @@
 //! through an allocating union object; a window combines partial aggregates
 //! millions of times per second, so these are fixed-size arrays merged in
 //! place by [`combine_into`](sliq_swag::Monoid::combine_into).
+//!
+//! Each is a [`PanedAggregate`](crate::PanedAggregate): its input is the
+//! value (or its hash), so that a long window keeps its rows' inputs and a
+//! sketch per pane of rows rather than a sketch per row.
 
 mod bloom;
 mod countmin;
