@@ -56,8 +56,9 @@ pub struct PanedWindow<M: LiftInput + Clone> {
     /// The oldest pane's remaining lifted inputs, unless the tail is the
     /// only pane (then `None`). Never empty.
     head: Option<Box<DabaLite<M>>>,
-    /// The aggregates of the whole panes between head and tail.
-    panes: DabaLite<M>,
+    /// The aggregates of the whole panes between head and tail (made when
+    /// the first is).
+    panes: Option<Box<DabaLite<M>>>,
     /// The lifted inputs of the oldest of `panes`, as far as lifted: present
     /// exactly when `panes` is not empty.
     next: Option<Box<DabaLite<M>>>,
@@ -67,9 +68,10 @@ pub struct PanedWindow<M: LiftInput + Clone> {
     /// The youngest pane's lifted inputs (evicted from only while it is the
     /// only pane).
     tail: Box<DabaLite<M>>,
-    /// An emptied pane window, kept for the next tail: a window of large
-    /// aggregates is large itself (its two extra aggregates), so panes are
-    /// boxed and recycled rather than built and moved.
+    /// An emptied pane window, kept for the next tail while there are whole
+    /// panes (a window of large aggregates is large itself, with its two
+    /// extra aggregates, so pane windows are boxed and, in long windows,
+    /// recycled rather than built and moved).
     spare: Option<Box<DabaLite<M>>>,
     /// Inputs inserted into the tail since it began (`< C`).
     tail_inserted: usize,
@@ -84,7 +86,7 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
             inputs,
             pane: pane.max(1),
             head: None,
-            panes: DabaLite::new(monoid.clone()),
+            panes: None,
             next: None,
             tail: Box::new(DabaLite::new(monoid.clone())),
             spare: None,
@@ -136,7 +138,10 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
             Some(head) => {
                 head.evict();
                 if head.is_empty() {
-                    self.spare = self.head.take();
+                    let emptied = self.head.take();
+                    if self.whole_panes() > 0 {
+                        self.spare = emptied;
+                    }
                     self.promote_next();
                 }
             }
@@ -156,8 +161,8 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
             Some(head) => head.query(),
             None => return self.tail.query(),
         };
-        if !self.panes.is_empty() {
-            self.panes.combine_query_into(&mut agg);
+        if let Some(panes) = self.panes.as_ref().filter(|p| !p.is_empty()) {
+            panes.combine_query_into(&mut agg);
         }
         if !self.tail.is_empty() {
             self.tail.combine_query_into(&mut agg);
@@ -180,7 +185,10 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
             }
             return;
         }
-        self.panes.insert(tail.query());
+        let monoid = &self.monoid;
+        self.panes
+            .get_or_insert_with(|| Box::new(DabaLite::new(monoid.clone())))
+            .insert(tail.query());
         if self.next.is_none() {
             // The oldest whole pane, lifted already; the pane after it
             // starts with the next input.
@@ -197,11 +205,18 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
             return;
         };
         debug_assert_eq!(next.len(), self.pane, "next head promoted unfinished");
-        self.panes.evict();
+        if let Some(panes) = &mut self.panes {
+            panes.evict();
+        }
         self.head = Some(next);
-        if !self.panes.is_empty() {
+        if self.whole_panes() > 0 {
             self.next = Some(self.empty_pane_window());
         }
+    }
+
+    /// How many whole panes lie between head and tail.
+    fn whole_panes(&self) -> usize {
+        self.panes.as_ref().map_or(0, |panes| panes.len())
     }
 
     /// An empty window for a pane: the spare, or a new one.
@@ -230,11 +245,11 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
             return;
         }
         let head = self.head.as_ref().map_or(0, |head| head.len());
-        let whole = self.panes.len() * self.pane;
+        let whole = self.whole_panes() * self.pane;
         debug_assert_eq!(head + whole + self.tail.len(), self.inputs.len());
         debug_assert!(self.head.as_ref().is_none_or(|h| !h.is_empty()));
-        debug_assert!(self.head.is_some() || self.panes.is_empty());
-        debug_assert_eq!(self.next.is_some(), !self.panes.is_empty());
+        debug_assert!(self.head.is_some() || self.whole_panes() == 0);
+        debug_assert_eq!(self.next.is_some(), self.whole_panes() > 0);
         debug_assert!(self.tail_inserted < self.pane);
         if let Some(next) = &self.next {
             // Enough evictions remain before the head runs out.
