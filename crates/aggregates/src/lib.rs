@@ -67,8 +67,9 @@ pub trait Aggregate: Monoid<Agg: Send + Sync + 'static> + Clone + Send + Sync + 
 /// inputs and partial aggregates only per pane (see
 /// [`sliq_swag::PanedWindow`]), instead of one per row.
 ///
-/// Law: `lift(columns, row)` equals `lift_input(&input(columns, row))`, and
-/// `lift_input(&nothing())` is the identity.
+/// Laws: `lift(columns, row)` equals `lift_input(&input(columns, row))`,
+/// `lift_input(&nothing())` is the identity, and `insert_input(acc, x)`
+/// equals `acc ⊗ lift_input(x)`.
 pub trait PanedAggregate: Aggregate + LiftInput<Input: Send + Sync + 'static> {
     /// Row `row`'s input, read from `columns` (NULLs included).
     fn input<C: Columns>(&self, columns: &C, row: usize) -> Self::Input;

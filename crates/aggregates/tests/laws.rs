@@ -59,6 +59,19 @@ impl AggregateVisitor for Laws<'_> {
         if lower(&a, &a.lift_input(&a.nothing())) != lower(&a, &a.identity()) {
             return Err("`nothing` does not lift to the identity".into());
         }
+        // Inputs added in place give what merging their lifts gives.
+        let mut folded = a.identity();
+        let mut merged = a.identity();
+        for r in 0..self.rows.len() {
+            let input = a.input(self.rows, r);
+            a.insert_input(&mut folded, &input);
+            merged = a.combine(&merged, &a.lift_input(&input));
+            if lower(&a, &folded) != lower(&a, &merged) {
+                return Err(format!(
+                    "inserting row {r}'s input in place differs from merging it"
+                ));
+            }
+        }
         self.visit(a)
     }
 

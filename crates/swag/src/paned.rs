@@ -20,6 +20,13 @@ pub trait LiftInput: Monoid {
 
     /// The partial aggregate of one input.
     fn lift_input(&self, input: &Self::Input) -> Self::Agg;
+
+    /// `acc ← acc ⊗ lift_input(input)`, in place. Counts as one ⊗. Override
+    /// it where adding one input costs less than a lift and a merge (a
+    /// sketch's insert).
+    fn insert_input(&self, acc: &mut Self::Agg, input: &Self::Input) {
+        self.combine_into(acc, &self.lift_input(input));
+    }
 }
 
 /// A FIFO window that stores every input as it came, and partial aggregates
@@ -28,17 +35,23 @@ pub trait LiftInput: Monoid {
 /// [`DabaLite`] of `n` lifted values would hold `n + 2` of them.
 ///
 /// The window is, oldest first, a head pane, whole panes, and a tail pane:
-/// - the tail, the youngest pane (fewer than `C` inputs so far), is a
-///   `DabaLite` of its lifted inputs;
-/// - the whole panes between head and tail are one aggregate each, in a
-///   `DabaLite` of pane aggregates;
 /// - the head, the oldest pane, is a `DabaLite` of the lifted inputs it has
 ///   left, from which evictions take. When it runs out, the oldest whole
 ///   pane takes its place, its `DabaLite` already built: one input of it is
 ///   lifted into the next head at every operation from the moment the head
 ///   before became the head (then holding a whole pane), so it is complete
-///   by the time that head has been evicted. A tail that fills up while no
-///   next head is under way becomes the next head as it is.
+///   by the time that head has been evicted;
+/// - the whole panes between head and tail are one aggregate each, in a
+///   `DabaLite` of pane aggregates;
+/// - the tail, the youngest pane (fewer than `C` inputs so far), is *folded*
+///   while whole panes lie before it: one aggregate that each input joins
+///   in place ([`LiftInput::insert_input`]). Once the last whole pane
+///   becomes the head, the tail's inputs are lifted into a `DabaLite` one
+///   per operation, which catches up before that head runs out (each
+///   eviction lifts one, and the head starts with a whole pane). A tail
+///   whose pane begins with no whole pane before it is lifted as it goes;
+///   when it fills up it becomes the head if there is none, else the next
+///   head, complete or under way.
 ///
 /// `query` is `head ⊗ panes ⊗ tail`. Every operation is **worst-case
 /// O(1)**: an insert makes at most 10 ⊗ and 2 lifts (the tail's insert, a
@@ -46,7 +59,8 @@ pub trait LiftInput: Monoid {
 /// 7 ⊗ and 1 lift, a query at most 5 ⊗. The window stores `n` inputs and
 /// at most `n/C + 3C + 9` partial aggregates (four `DabaLite`s of at most
 /// `n/C`, `C`, `C` and `C` values, two extra each, and one pane aggregate
-/// in flight); `C` near `√(n/3)` makes that smallest.
+/// in flight); `C` near `√(n/3)` makes that smallest. In a long window the
+/// tail is one aggregate, so about `n/C + 2C` are held.
 pub struct PanedWindow<M: LiftInput + Clone> {
     monoid: M,
     /// Inputs per pane, `C ≥ 1`.
@@ -65,9 +79,14 @@ pub struct PanedWindow<M: LiftInput + Clone> {
     /// Where the next input to lift into `next` is, and after `next` is
     /// complete, the first input of the pane after it.
     build: Cursor<M::Input>,
-    /// The youngest pane's lifted inputs (evicted from only while it is the
-    /// only pane).
+    /// The youngest pane's lifted inputs: all of them (evicted from only
+    /// while it is the only pane), or while it is folded, the first
+    /// `tail.len()` (the rest, `lag` of them, lifted from `build`).
     tail: Box<DabaLite<M>>,
+    /// The fold of all the tail's inputs, while the tail is folded.
+    folded: Option<M::Agg>,
+    /// The folded tail's inputs not lifted into `tail` yet.
+    lag: usize,
     /// An emptied pane window, kept for the next tail while there are whole
     /// panes (a window of large aggregates is large itself, with its two
     /// extra aggregates, so pane windows are boxed and, in long windows,
@@ -89,6 +108,8 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
             panes: None,
             next: None,
             tail: Box::new(DabaLite::new(monoid.clone())),
+            folded: None,
+            lag: 0,
             spare: None,
             tail_inserted: 0,
             monoid,
@@ -113,18 +134,25 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
     /// Appends `input` as the youngest value. **Worst-case O(1).**
     pub fn insert(&mut self, input: M::Input) {
         let was_empty = self.inputs.is_empty();
-        self.tail.insert(self.monoid.lift_input(&input));
+        match &mut self.folded {
+            Some(fold) => {
+                self.monoid.insert_input(fold, &input);
+                self.lag += 1;
+            }
+            None => self.tail.insert(self.monoid.lift_input(&input)),
+        }
         self.inputs.push_back(input);
         if was_empty {
             // The cursor of an empty deque with no block is stale after
-            // the first push; it is only read once `next` is under way.
+            // the first push; it is only read once something is lifted
+            // from it.
             self.build = self.inputs.cursor_end();
         }
         self.tail_inserted += 1;
         if self.tail_inserted == self.pane {
             self.close_tail();
         }
-        self.lift_into_next();
+        self.lift_one();
         self.debug_check();
     }
 
@@ -146,10 +174,11 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
                 }
             }
             None => {
+                debug_assert!(self.folded.is_none(), "evicting from a folded tail");
                 self.tail.evict();
             }
         }
-        self.lift_into_next();
+        self.lift_one();
         self.debug_check();
         true
     }
@@ -164,37 +193,52 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
         if let Some(panes) = self.panes.as_ref().filter(|p| !p.is_empty()) {
             panes.combine_query_into(&mut agg);
         }
-        if !self.tail.is_empty() {
-            self.tail.combine_query_into(&mut agg);
+        match &self.folded {
+            Some(fold) => self.monoid.combine_into(&mut agg, fold),
+            None if !self.tail.is_empty() => self.tail.combine_query_into(&mut agg),
+            None => {}
         }
         agg
     }
 
     /// The tail holds a whole pane: it becomes the head, or the next head,
-    /// or one aggregate among the whole panes; a new tail begins.
+    /// or one aggregate among the whole panes; a new tail begins, folded if
+    /// whole panes lie before it.
     fn close_tail(&mut self) {
         self.tail_inserted = 0;
+        let fold = self.folded.take();
         let fresh = self.empty_pane_window();
         let tail = std::mem::replace(&mut self.tail, fresh);
         if self.head.is_none() {
             // The only pane: it keeps its place at the front (it may have
-            // lost inputs to evictions already).
+            // lost inputs to evictions already), lifted whole.
+            debug_assert!(fold.is_none(), "a folded tail with no head");
             match tail.is_empty() {
                 true => self.spare = Some(tail),
                 false => self.head = Some(tail),
             }
             return;
         }
+        let pane = fold.unwrap_or_else(|| tail.query());
         let monoid = &self.monoid;
         self.panes
             .get_or_insert_with(|| Box::new(DabaLite::new(monoid.clone())))
-            .insert(tail.query());
+            .insert(pane);
         if self.next.is_none() {
-            // The oldest whole pane, lifted already; the pane after it
-            // starts with the next input.
+            // The oldest whole pane: lifted already, or `lag` inputs short,
+            // which `build` points at. Lifted, the pane after it starts with
+            // the next input.
+            if self.lag == 0 {
+                self.build = self.inputs.cursor_end();
+            }
             self.next = Some(tail);
-            self.build = self.inputs.cursor_end();
+        } else {
+            // Folded all along: nothing of it was lifted.
+            debug_assert!(tail.is_empty());
+            self.spare = Some(tail);
         }
+        self.lag = 0;
+        self.folded = Some(self.monoid.identity());
     }
 
     /// The head ran out: the oldest whole pane, if any, takes its place
@@ -211,6 +255,17 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
         self.head = Some(next);
         if self.whole_panes() > 0 {
             self.next = Some(self.empty_pane_window());
+        } else {
+            // The tail is next; `build` points at its first input.
+            self.unfold_if_lifted();
+        }
+    }
+
+    /// A folded tail with no whole pane before it and all its inputs
+    /// lifted is a lifted tail from now on.
+    fn unfold_if_lifted(&mut self) {
+        if self.lag == 0 && self.whole_panes() == 0 {
+            self.folded = None;
         }
     }
 
@@ -227,16 +282,21 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
         }
     }
 
-    /// Lifts one more input of the oldest whole pane into the next head.
-    fn lift_into_next(&mut self) {
-        let Some(next) = &mut self.next else {
-            return;
+    /// Lifts one more input at `build`: into the next head while it is
+    /// short of a pane, else into a folded tail with no whole pane before it.
+    fn lift_one(&mut self) {
+        let target = match &mut self.next {
+            Some(next) if next.len() < self.pane => next,
+            Some(_) => return,
+            None if self.folded.is_some() && self.lag > 0 => {
+                self.lag -= 1;
+                &mut self.tail
+            }
+            None => return,
         };
-        if next.len() == self.pane {
-            return;
-        }
-        next.insert(self.monoid.lift_input(self.inputs.get(&self.build)));
+        target.insert(self.monoid.lift_input(self.inputs.get(&self.build)));
         self.inputs.step(&mut self.build);
+        self.unfold_if_lifted();
     }
 
     /// Checks the pane structure (debug builds only).
@@ -246,7 +306,15 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
         }
         let head = self.head.as_ref().map_or(0, |head| head.len());
         let whole = self.whole_panes() * self.pane;
-        debug_assert_eq!(head + whole + self.tail.len(), self.inputs.len());
+        debug_assert_eq!(head + whole + self.tail.len() + self.lag, self.inputs.len());
+        debug_assert!(self.folded.is_some() || self.lag == 0);
+        debug_assert!(self.folded.is_none() || self.head.is_some());
+        if self.folded.is_some() && self.whole_panes() > 0 {
+            debug_assert!(self.tail.is_empty(), "tail lifted before its turn");
+        }
+        // A lagging tail, once lifted, catches up before the head runs out.
+        let lifting = self.whole_panes() == 0 && self.lag > 0;
+        debug_assert!(!lifting || head > self.lag, "tail lifted late");
         debug_assert!(self.head.as_ref().is_none_or(|h| !h.is_empty()));
         debug_assert!(self.head.is_some() || self.whole_panes() == 0);
         debug_assert_eq!(self.next.is_some(), self.whole_panes() > 0);

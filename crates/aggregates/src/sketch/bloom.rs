@@ -118,10 +118,14 @@ impl<T: Scalar> LiftInput for BloomContains<T> {
     #[inline]
     fn lift_input(&self, hash: &Option<u64>) -> BloomFilter {
         let mut filter = BloomFilter::default();
+        self.insert_input(&mut filter, hash);
+        filter
+    }
+    #[inline]
+    fn insert_input(&self, filter: &mut BloomFilter, hash: &Option<u64>) {
         if let Some(hash) = *hash {
             filter.insert_hash(hash, self.hashes);
         }
-        filter
     }
 }
 

@@ -121,10 +121,14 @@ impl<T: Scalar> LiftInput for CountMin<T> {
     #[inline]
     fn lift_input(&self, hash: &Option<u64>) -> CountMinSketch {
         let mut sketch = CountMinSketch::default();
+        self.insert_input(&mut sketch, hash);
+        sketch
+    }
+    #[inline]
+    fn insert_input(&self, sketch: &mut CountMinSketch, hash: &Option<u64>) {
         if let Some(hash) = *hash {
             sketch.insert_hash(hash);
         }
-        sketch
     }
 }
 

@@ -281,10 +281,14 @@ impl LiftInput for ApproxPercentile {
     #[inline]
     fn lift_input(&self, x: &Option<f64>) -> DdSketch {
         let mut sketch = DdSketch::default();
+        self.insert_input(&mut sketch, x);
+        sketch
+    }
+    #[inline]
+    fn insert_input(&self, sketch: &mut DdSketch, x: &Option<f64>) {
         if let Some(x) = *x {
             sketch.insert(x, &self.mapping);
         }
-        sketch
     }
 }
 

@@ -118,10 +118,14 @@ impl<T: Scalar> LiftInput for ApproxCountDistinct<T> {
     #[inline]
     fn lift_input(&self, hash: &Option<u64>) -> HyperLogLog {
         let mut sketch = HyperLogLog::default();
+        self.insert_input(&mut sketch, hash);
+        sketch
+    }
+    #[inline]
+    fn insert_input(&self, sketch: &mut HyperLogLog, hash: &Option<u64>) {
         if let Some(hash) = *hash {
             sketch.insert_hash(hash);
         }
-        sketch
     }
 }
 
