@@ -221,6 +221,11 @@ fn main() {
             "SELECT key, max(v) OVER w AS mx, sum(v) OVER w AS s, avg(v) OVER w AS a, count(*) OVER w AS c \
              FROM s GROUP BY key WINDOW w AS (RANGE '10s')",
         ),
+        // A 4 KiB sketch per pane of 18 rows, the rows' values kept.
+        (
+            "percentile ROWS 999",
+            "SELECT key, approx_percentile(v, 0.9) OVER (ROWS 999 PRECEDING) AS m FROM s GROUP BY key",
+        ),
         // Exact decimals: the CAST, then a 192-bit sum per window.
         (
             "decimal sum ROWS 999",

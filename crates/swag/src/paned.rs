@@ -76,8 +76,9 @@ pub struct PanedWindow<M: LiftInput + Clone> {
     /// The lifted inputs of the oldest of `panes`, as far as lifted: present
     /// exactly when `panes` is not empty.
     next: Option<Box<DabaLite<M>>>,
-    /// Where the next input to lift into `next` is, and after `next` is
-    /// complete, the first input of the pane after it.
+    /// The next input to lift: into `next` while it is short of a pane, or
+    /// into a folded tail being lifted; otherwise the first input of the
+    /// pane after `next`.
     build: Cursor<M::Input>,
     /// The youngest pane's lifted inputs: all of them (evicted from only
     /// while it is the only pane), or while it is folded, the first
