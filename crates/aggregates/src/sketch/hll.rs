@@ -59,12 +59,19 @@ impl HyperLogLog {
     pub fn estimate(&self) -> f64 {
         let m = REGISTERS as f64;
         let alpha = 0.7213 / (1.0 + 1.079 / m);
-        let (sum, zeros) = self
-            .registers
+        // Σ 2^-r over the registers, from a count of each rank (ranks are at
+        // most 64 - PRECISION + 1): exact in 64 fractional bits, rounded once.
+        let mut ranks = [0u32; 64];
+        for &r in &self.registers {
+            ranks[usize::from(r) & 63] += 1;
+        }
+        let fixed: u128 = ranks
             .iter()
-            .fold((0.0, 0usize), |(sum, zeros), &r| {
-                (sum + f64::powi(2.0, -(r as i32)), zeros + (r == 0) as usize)
-            });
+            .enumerate()
+            .map(|(rank, &count)| u128::from(count) << (64 - rank))
+            .sum();
+        let sum = fixed as f64 * f64::powi(2.0, -64);
+        let zeros = ranks[0] as usize;
         let raw = alpha * m * m / sum;
         if raw <= 2.5 * m && zeros > 0 {
             m * (m / zeros as f64).ln()
@@ -166,6 +173,40 @@ mod tests {
             error < 3.0 * 1.04 / (REGISTERS as f64).sqrt(),
             "relative error {error}"
         );
+    }
+
+    /// The estimate by its formula, a register at a time.
+    fn estimate_by_formula(sketch: &HyperLogLog) -> f64 {
+        let m = REGISTERS as f64;
+        let alpha = 0.7213 / (1.0 + 1.079 / m);
+        let sum: f64 = sketch
+            .registers
+            .iter()
+            .map(|&r| f64::powi(2.0, -(r as i32)))
+            .sum();
+        let zeros = sketch.registers.iter().filter(|&&r| r == 0).count();
+        let raw = alpha * m * m / sum;
+        if raw <= 2.5 * m && zeros > 0 {
+            m * (m / zeros as f64).ln()
+        } else {
+            raw
+        }
+    }
+
+    #[test]
+    fn estimate_counts_ranks_as_the_formula_sums_registers() {
+        let mut sketch = HyperLogLog::default();
+        let mut n = 0i64;
+        for step in [0, 1, 10, 100, 1_000, 10_000, 100_000, 1_000_000] {
+            for _ in 0..step {
+                sketch.insert_hash(n.hash64());
+                n += 1;
+            }
+            assert_eq!(sketch.estimate(), estimate_by_formula(&sketch), "after {n}");
+        }
+        // The highest ranks a register can hold.
+        sketch.registers.fill(64 - PRECISION as u8 + 1);
+        assert_eq!(sketch.estimate(), estimate_by_formula(&sketch));
     }
 
     #[test]
