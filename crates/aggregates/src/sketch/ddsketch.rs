@@ -115,6 +115,39 @@ impl Store {
         self.counts.iter().map(|&c| c as u64).sum()
     }
 
+    /// The bucket index holding the value of rank `rank` (from 0) among
+    /// this store's values, counted from the lowest index up (`descending`
+    /// false) or from the highest down; `Err` with the store's total when
+    /// it holds `rank` values or fewer. Whole chunks of slots are skipped by
+    /// their sums, so a walk adds up its slots a chunk at a time.
+    fn locate(&self, rank: u64, descending: bool) -> Result<i64, u64> {
+        const CHUNK: usize = 16;
+        let Some(top) = self.top else {
+            return Err(0);
+        };
+        // The `i`-th slot in the walk's order.
+        let slot = |i: usize| if descending { BUCKETS - 1 - i } else { i };
+        let mut seen = 0u64;
+        for start in (0..BUCKETS).step_by(CHUNK) {
+            let end = start + CHUNK;
+            let slots = match descending {
+                false => start..end,
+                true => BUCKETS - end..BUCKETS - start,
+            };
+            let sum: u64 = self.counts[slots].iter().map(|&c| u64::from(c)).sum();
+            if seen + sum > rank {
+                for i in start..end {
+                    seen += u64::from(self.counts[slot(i)]);
+                    if seen > rank {
+                        return Ok(Self::lowest(top) + slot(i) as i64);
+                    }
+                }
+            }
+            seen += sum;
+        }
+        Err(seen)
+    }
+
     /// `(bucket index, count)` from the lowest index up.
     fn ascending(&self) -> impl DoubleEndedIterator<Item = (i64, u32)> + '_ {
         let lowest = self.top.map_or(0, Self::lowest);
@@ -180,23 +213,17 @@ impl DdSketch {
             return None;
         }
         let rank = (q.clamp(0.0, 1.0) * (count - 1) as f64).floor() as u64;
-        let mut seen = 0u64;
         // Most negative first: negative buckets by descending magnitude.
-        for (index, c) in self.negative.ascending().rev() {
-            seen += c as u64;
-            if seen > rank {
-                return Some(-mapping.value(index));
-            }
-        }
-        seen += self.zero;
+        let negatives = match self.negative.locate(rank, true) {
+            Ok(index) => return Some(-mapping.value(index)),
+            Err(negatives) => negatives,
+        };
+        let seen = negatives + self.zero;
         if seen > rank {
             return Some(0.0);
         }
-        for (index, c) in self.positive.ascending() {
-            seen += c as u64;
-            if seen > rank {
-                return Some(mapping.value(index));
-            }
+        if let Ok(index) = self.positive.locate(rank - seen, false) {
+            return Some(mapping.value(index));
         }
         // Saturated counters can leave the walk short: the top bucket.
         self.positive
@@ -316,6 +343,62 @@ impl Aggregate for ApproxPercentile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The quantile by walking every bucket, as the sketch's definition reads.
+    fn quantile_bucket_by_bucket(sketch: &DdSketch, q: f64, mapping: &Mapping) -> Option<f64> {
+        let count = sketch.count();
+        if count == 0 {
+            return None;
+        }
+        let rank = (q.clamp(0.0, 1.0) * (count - 1) as f64).floor() as u64;
+        let mut seen = 0u64;
+        for (index, c) in sketch.negative.ascending().rev() {
+            seen += c as u64;
+            if seen > rank {
+                return Some(-mapping.value(index));
+            }
+        }
+        seen += sketch.zero;
+        if seen > rank {
+            return Some(0.0);
+        }
+        for (index, c) in sketch.positive.ascending() {
+            seen += c as u64;
+            if seen > rank {
+                return Some(mapping.value(index));
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn quantiles_skip_whole_chunks_of_buckets_to_the_same_bucket() {
+        let mapping = Mapping::new(0.01);
+        let mut sketch = DdSketch::default();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for n in 0..3000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Magnitudes over six decades, both signs, some zeros.
+            let magnitude = 10f64.powf((x % 6000) as f64 / 1000.0 - 3.0);
+            let value = match x % 7 {
+                0 => 0.0,
+                1 | 2 => -magnitude,
+                _ => magnitude,
+            };
+            sketch.insert(value, &mapping);
+            if n % 97 == 0 {
+                for q in [0.0, 0.01, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0] {
+                    assert_eq!(
+                        sketch.quantile(q, &mapping),
+                        quantile_bucket_by_bucket(&sketch, q, &mapping),
+                        "q = {q} after {n} values"
+                    );
+                }
+            }
+        }
+    }
 
     fn exact_quantile(sorted: &[f64], q: f64) -> f64 {
         sorted[(q * (sorted.len() - 1) as f64).floor() as usize]
