@@ -1,11 +1,15 @@
 //! The paper's exact bounds: ⊗ calls per operation (worst case and average on
-//! a steady sliding window) and aggregates stored.
+//! a steady sliding window) and aggregates stored; and the aggregates a
+//! `PanedWindow` stores.
 
 use std::cell::Cell;
 use std::rc::Rc;
 
 use sliq_swag::monoids::{Affine, AffineMap};
-use sliq_swag::{Daba, DabaLite, FifoAggregator, Monoid, Recalc, TwoStacks, TwoStacksLite};
+use sliq_swag::{
+    Daba, DabaLite, FifoAggregator, LiftInput, Monoid, PanedWindow, Recalc, TwoStacks,
+    TwoStacksLite,
+};
 
 /// Wraps a monoid and counts its ⊗ calls.
 #[derive(Clone)]
@@ -237,4 +241,49 @@ fn stored_aggregates_match_the_paper() {
     check_space::<Daba<Live>>(|n| 2 * n as i64);
     check_space::<TwoStacks<Live>>(|n| 2 * n as i64);
     check_space::<Recalc<Live>>(|n| n as i64);
+}
+
+impl LiftInput for Live {
+    type Input = u64;
+    fn lift_input(&self, i: &u64) -> Counted {
+        Counted::new(value(*i), &self.alive)
+    }
+}
+
+#[test]
+fn keeps_about_n_over_c_plus_3c_aggregates() {
+    for pane in [1, 4, 16, 32] {
+        let alive = Rc::new(Cell::new(0));
+        let mut window = PanedWindow::new(
+            Live {
+                alive: alive.clone(),
+            },
+            pane,
+        );
+        let bound = |n: usize| (n / pane + 3 * pane + 9) as i64;
+        let mut i = 0;
+        for (grow, shrink) in [(1, 1), (7, 2), (40, 30), (1000, 200), (50, 165), (2000, 10)] {
+            for _ in 0..grow {
+                i += 1;
+                window.insert(i);
+                assert!(
+                    alive.get() <= bound(window.len()),
+                    "C = {pane}, n = {}: {} aggregates",
+                    window.len(),
+                    alive.get()
+                );
+            }
+            for _ in 0..shrink {
+                window.evict();
+                assert!(
+                    alive.get() <= bound(window.len()),
+                    "C = {pane}, n = {}: {} aggregates",
+                    window.len(),
+                    alive.get()
+                );
+            }
+        }
+        drop(window);
+        assert_eq!(alive.get(), 0, "aggregates leaked");
+    }
 }

@@ -1,11 +1,12 @@
 //! `PanedWindow` against a from-scratch fold on a non-commutative monoid,
-//! with its ⊗ and lift counts per operation and the aggregates it keeps.
+//! with its ⊗ and lift counts per operation (the aggregates it keeps are
+//! counted in `bounds.rs`).
 
 use std::cell::Cell;
 use std::rc::Rc;
 
 use proptest::prelude::*;
-use sliq_swag::monoids::{Affine, AffineMap, Concat};
+use sliq_swag::monoids::Concat;
 use sliq_swag::{LiftInput, Monoid, PanedWindow};
 
 /// String concatenation over letters, counting ⊗ calls, lifts and the
@@ -99,96 +100,5 @@ proptest! {
         }
         prop_assert!(!window.evict());
         prop_assert_eq!(window.query(), "");
-    }
-}
-
-/// Affine maps whose aggregates count how many of them are alive.
-#[derive(Clone)]
-struct Live {
-    alive: Rc<Cell<i64>>,
-}
-
-struct Counted {
-    map: AffineMap,
-    alive: Rc<Cell<i64>>,
-}
-
-impl Counted {
-    fn new(map: AffineMap, alive: &Rc<Cell<i64>>) -> Self {
-        alive.set(alive.get() + 1);
-        Counted {
-            map,
-            alive: alive.clone(),
-        }
-    }
-}
-
-impl Clone for Counted {
-    fn clone(&self) -> Self {
-        Counted::new(self.map, &self.alive)
-    }
-}
-
-impl Drop for Counted {
-    fn drop(&mut self) {
-        self.alive.set(self.alive.get() - 1);
-    }
-}
-
-impl Monoid for Live {
-    type Agg = Counted;
-    fn identity(&self) -> Counted {
-        Counted::new(Affine.identity(), &self.alive)
-    }
-    fn combine(&self, a: &Counted, b: &Counted) -> Counted {
-        Counted::new(Affine.combine(&a.map, &b.map), &self.alive)
-    }
-    fn combine_into(&self, acc: &mut Counted, younger: &Counted) {
-        acc.map = Affine.combine(&acc.map, &younger.map);
-    }
-}
-
-impl LiftInput for Live {
-    type Input = u64;
-    fn lift_input(&self, i: &u64) -> Counted {
-        Counted::new(AffineMap { a: i | 1, b: *i }, &self.alive)
-    }
-}
-
-#[test]
-fn keeps_about_n_over_c_plus_3c_aggregates() {
-    for pane in [1, 4, 16, 32] {
-        let alive = Rc::new(Cell::new(0));
-        let mut window = PanedWindow::new(
-            Live {
-                alive: alive.clone(),
-            },
-            pane,
-        );
-        let bound = |n: usize| (n / pane + 3 * pane + 9) as i64;
-        let mut i = 0;
-        for (grow, shrink) in [(1, 1), (7, 2), (40, 30), (1000, 200), (50, 165), (2000, 10)] {
-            for _ in 0..grow {
-                i += 1;
-                window.insert(i);
-                assert!(
-                    alive.get() <= bound(window.len()),
-                    "C = {pane}, n = {}: {} aggregates",
-                    window.len(),
-                    alive.get()
-                );
-            }
-            for _ in 0..shrink {
-                window.evict();
-                assert!(
-                    alive.get() <= bound(window.len()),
-                    "C = {pane}, n = {}: {} aggregates",
-                    window.len(),
-                    alive.get()
-                );
-            }
-        }
-        drop(window);
-        assert_eq!(alive.get(), 0, "aggregates leaked");
     }
 }
