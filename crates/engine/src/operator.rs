@@ -112,14 +112,108 @@ pub(crate) const PREFETCH_STRUCT: usize = 12;
 const PREFETCH_BLOCKS: usize = 8;
 pub(crate) const PREFETCH_SLOTS: usize = 4;
 
-/// An aggregate's windows, one per key, each a `W`.
-struct WindowOperator<A: Aggregate, W> {
+/// A key's window as a [`WindowOperator`] drives it: a row goes in, the
+/// frame's oldest rows go out, and the window's aggregate comes back.
+trait KeyWindow<A: Aggregate>: Send + Sized {
+    /// What a new window needs besides the aggregate.
+    type Shape: Copy + Send;
+    /// An empty window.
+    fn empty(aggregate: &A, shape: Self::Shape) -> Self;
+    /// Appends row `row` (the identity where `filter` leaves it out).
+    fn insert_row(
+        &mut self,
+        aggregate: &A,
+        columns: &ArrowColumns<'_>,
+        filter: Option<&BooleanArray>,
+        row: usize,
+    );
+    /// Drops the oldest row.
+    fn evict(&mut self);
+    /// The aggregate of the rows in the window.
+    fn query(&self) -> A::Agg;
+    /// See [`FifoAggregator::prefetch_blocks`].
+    fn prefetch_blocks(&self) {}
+    /// See [`FifoAggregator::prefetch_slots`].
+    fn prefetch_slots(&self) {}
+}
+
+/// A FIFO aggregator of lifted rows.
+struct Lifted<W>(W);
+
+impl<A: Aggregate, W: FifoAggregator<A> + Send> KeyWindow<A> for Lifted<W> {
+    type Shape = ();
+    fn empty(aggregate: &A, (): ()) -> Self {
+        Lifted(W::new(aggregate.clone()))
+    }
+    #[inline(always)]
+    fn insert_row(
+        &mut self,
+        aggregate: &A,
+        columns: &ArrowColumns<'_>,
+        filter: Option<&BooleanArray>,
+        row: usize,
+    ) {
+        self.0.insert(lift_row(aggregate, columns, filter, row));
+    }
+    #[inline(always)]
+    fn evict(&mut self) {
+        self.0.evict();
+    }
+    #[inline(always)]
+    fn query(&self) -> A::Agg {
+        self.0.query()
+    }
+    #[inline(always)]
+    fn prefetch_blocks(&self) {
+        self.0.prefetch_blocks();
+    }
+    #[inline(always)]
+    fn prefetch_slots(&self) {
+        self.0.prefetch_slots();
+    }
+}
+
+/// A paned aggregate's window (a sketch's, see [`PanedAggregate`]): its
+/// rows' inputs and a partial aggregate per pane of rows, not one per row.
+impl<A: PanedAggregate> KeyWindow<A> for PanedWindow<A> {
+    /// Rows per pane.
+    type Shape = usize;
+    fn empty(aggregate: &A, pane: usize) -> Self {
+        PanedWindow::new(aggregate.clone(), pane)
+    }
+    #[inline(always)]
+    fn insert_row(
+        &mut self,
+        aggregate: &A,
+        columns: &ArrowColumns<'_>,
+        filter: Option<&BooleanArray>,
+        row: usize,
+    ) {
+        let input = match filter.is_some_and(|mask| !mask.value(row)) {
+            true => aggregate.nothing(),
+            false => aggregate.input(columns, row),
+        };
+        self.insert(input);
+    }
+    #[inline(always)]
+    fn evict(&mut self) {
+        PanedWindow::evict(self);
+    }
+    #[inline(always)]
+    fn query(&self) -> A::Agg {
+        PanedWindow::query(self)
+    }
+}
+
+/// An aggregate's windows, one per key.
+struct WindowOperator<A: Aggregate, K: KeyWindow<A>> {
     aggregate: A,
-    windows: Vec<W>,
+    shape: K::Shape,
+    windows: Vec<K>,
     output: OutputType,
 }
 
-impl<A: Aggregate, W: FifoAggregator<A> + Send> AggregateOperator for WindowOperator<A, W> {
+impl<A: Aggregate, K: KeyWindow<A>> AggregateOperator for WindowOperator<A, K> {
     fn process(
         &mut self,
         args: &[ArrayRef],
@@ -129,7 +223,7 @@ impl<A: Aggregate, W: FifoAggregator<A> + Send> AggregateOperator for WindowOper
         frame: &FramePass,
     ) -> (ArrayRef, usize, Option<String>) {
         while self.windows.len() < keys {
-            self.windows.push(W::new(self.aggregate.clone()));
+            self.windows.push(K::empty(&self.aggregate, self.shape));
         }
         let columns = ArrowColumns::new(args);
         let mut results = BatchResults::new(&self.output, key_ids.len());
@@ -151,7 +245,7 @@ impl<A: Aggregate, W: FifoAggregator<A> + Send> AggregateOperator for WindowOper
                 continue;
             }
             let window = &mut self.windows[key as usize];
-            window.insert(lift_row(&self.aggregate, &columns, filter, row));
+            window.insert_row(&self.aggregate, &columns, filter, row);
             for _ in 0..frame.evictions[row] {
                 window.evict();
             }
@@ -162,58 +256,7 @@ impl<A: Aggregate, W: FifoAggregator<A> + Send> AggregateOperator for WindowOper
 
     fn forget(&mut self, key: u32) {
         if let Some(window) = self.windows.get_mut(key as usize) {
-            *window = W::new(self.aggregate.clone());
-        }
-    }
-}
-
-/// A paned aggregate's windows (sketches, see [`PanedAggregate`]), one per
-/// key: each keeps its rows' inputs and a partial aggregate per pane of
-/// `pane` rows, not one per row.
-struct PanedOperator<A: PanedAggregate> {
-    aggregate: A,
-    pane: usize,
-    windows: Vec<PanedWindow<A>>,
-    output: OutputType,
-}
-
-impl<A: PanedAggregate> AggregateOperator for PanedOperator<A> {
-    fn process(
-        &mut self,
-        args: &[ArrayRef],
-        filter: Option<&BooleanArray>,
-        key_ids: &[u32],
-        keys: usize,
-        frame: &FramePass,
-    ) -> (ArrayRef, usize, Option<String>) {
-        while self.windows.len() < keys {
-            self.windows
-                .push(PanedWindow::new(self.aggregate.clone(), self.pane));
-        }
-        let columns = ArrowColumns::new(args);
-        let mut results = BatchResults::new(&self.output, key_ids.len());
-        for (row, &key) in key_ids.iter().enumerate() {
-            if frame.late[row] {
-                results.push_null();
-                continue;
-            }
-            let input = match filter.is_some_and(|mask| !mask.value(row)) {
-                true => self.aggregate.nothing(),
-                false => self.aggregate.input(&columns, row),
-            };
-            let window = &mut self.windows[key as usize];
-            window.insert(input);
-            for _ in 0..frame.evictions[row] {
-                window.evict();
-            }
-            results.push(self.aggregate.lower(&window.query()), frame, row);
-        }
-        results.finish()
-    }
-
-    fn forget(&mut self, key: u32) {
-        if let Some(window) = self.windows.get_mut(key as usize) {
-            *window = PanedWindow::new(self.aggregate.clone(), self.pane);
+            *window = K::empty(&self.aggregate, self.shape);
         }
     }
 }
@@ -381,8 +424,9 @@ impl AggregateVisitor for BuildOperator {
             a: A,
             output: OutputType,
         ) -> Box<dyn AggregateOperator> {
-            Box::new(WindowOperator::<A, W> {
+            Box::new(WindowOperator::<A, Lifted<W>> {
                 aggregate: a,
+                shape: (),
                 windows: Vec::new(),
                 output,
             })
@@ -409,17 +453,17 @@ impl AggregateVisitor for BuildOperator {
         let Some(pane) = pane_rows(self.algorithm, self.unbounded, self.frame_rows) else {
             return self.visit(aggregate);
         };
-        Box::new(PanedOperator {
+        Box::new(WindowOperator::<A, PanedWindow<A>> {
             aggregate,
-            pane,
+            shape: pane,
             windows: Vec::new(),
             output: self.output,
         })
     }
 }
 
-/// Whether an aggregate's DABA Lite windows are paned (see
-/// [`PanedOperator`]).
+/// Whether an aggregate is a [`PanedAggregate`], whose DABA Lite windows
+/// over long frames are paned (see [`pane_rows`]).
 pub struct IsPaned;
 
 impl AggregateVisitor for IsPaned {
