@@ -1,6 +1,6 @@
 //! Bloom filter membership.
 
-use sliq_swag::{LiftInput, Monoid};
+use sliq_swag::LiftInput;
 
 use crate::{Aggregate, AggregateError, Columns, PanedAggregate, Scalar};
 
@@ -96,48 +96,12 @@ impl<T: Scalar> BloomContains<T> {
     }
 }
 
-impl<T: Scalar> Monoid for BloomContains<T> {
-    type Agg = BloomFilter;
-    fn identity(&self) -> BloomFilter {
-        BloomFilter::default()
-    }
-    fn combine(&self, a: &BloomFilter, b: &BloomFilter) -> BloomFilter {
-        let mut out = a.clone();
-        out.union(b);
-        out
-    }
-    #[inline]
-    fn combine_into(&self, acc: &mut BloomFilter, younger: &BloomFilter) {
-        acc.union(younger);
-    }
-}
-
-impl<T: Scalar> LiftInput for BloomContains<T> {
-    /// The value's hash; `None` for NULL.
-    type Input = Option<u64>;
-    #[inline]
-    fn lift_input(&self, hash: &Option<u64>) -> BloomFilter {
-        let mut filter = BloomFilter::default();
-        self.insert_input(&mut filter, hash);
-        filter
-    }
-    #[inline]
-    fn insert_input(&self, filter: &mut BloomFilter, hash: &Option<u64>) {
-        if let Some(hash) = *hash {
-            filter.insert_hash(hash, self.hashes);
-        }
-    }
-}
-
-impl<T: Scalar> PanedAggregate for BloomContains<T> {
-    #[inline]
-    fn input<C: Columns>(&self, columns: &C, row: usize) -> Option<u64> {
-        T::read_hash(columns, 0, row)
-    }
-    fn nothing(&self) -> Option<u64> {
-        None
-    }
-}
+hashed_sketch_function!(
+    BloomContains,
+    BloomFilter,
+    union,
+    |function, filter, hash| filter.insert_hash(hash, function.hashes)
+);
 
 impl<T: Scalar> Aggregate for BloomContains<T> {
     type Output = Option<bool>;

@@ -1,6 +1,6 @@
 //! Count-Min frequency estimation.
 
-use sliq_swag::{LiftInput, Monoid};
+use sliq_swag::LiftInput;
 
 use super::remix;
 use crate::{Aggregate, AggregateError, Columns, PanedAggregate, Scalar};
@@ -99,48 +99,12 @@ impl<T: Scalar> CountMin<T> {
     }
 }
 
-impl<T: Scalar> Monoid for CountMin<T> {
-    type Agg = CountMinSketch;
-    fn identity(&self) -> CountMinSketch {
-        CountMinSketch::default()
-    }
-    fn combine(&self, a: &CountMinSketch, b: &CountMinSketch) -> CountMinSketch {
-        let mut out = a.clone();
-        out.merge(b);
-        out
-    }
-    #[inline]
-    fn combine_into(&self, acc: &mut CountMinSketch, younger: &CountMinSketch) {
-        acc.merge(younger);
-    }
-}
-
-impl<T: Scalar> LiftInput for CountMin<T> {
-    /// The value's hash; `None` for NULL.
-    type Input = Option<u64>;
-    #[inline]
-    fn lift_input(&self, hash: &Option<u64>) -> CountMinSketch {
-        let mut sketch = CountMinSketch::default();
-        self.insert_input(&mut sketch, hash);
-        sketch
-    }
-    #[inline]
-    fn insert_input(&self, sketch: &mut CountMinSketch, hash: &Option<u64>) {
-        if let Some(hash) = *hash {
-            sketch.insert_hash(hash);
-        }
-    }
-}
-
-impl<T: Scalar> PanedAggregate for CountMin<T> {
-    #[inline]
-    fn input<C: Columns>(&self, columns: &C, row: usize) -> Option<u64> {
-        T::read_hash(columns, 0, row)
-    }
-    fn nothing(&self) -> Option<u64> {
-        None
-    }
-}
+hashed_sketch_function!(
+    CountMin,
+    CountMinSketch,
+    merge,
+    |_function, sketch, hash| sketch.insert_hash(hash)
+);
 
 impl<T: Scalar> Aggregate for CountMin<T> {
     type Output = i64;

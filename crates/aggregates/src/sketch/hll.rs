@@ -2,7 +2,7 @@
 
 use std::marker::PhantomData;
 
-use sliq_swag::{LiftInput, Monoid};
+use sliq_swag::LiftInput;
 
 use crate::{Aggregate, AggregateError, Columns, PanedAggregate, Scalar};
 
@@ -103,48 +103,12 @@ impl<T> std::fmt::Debug for ApproxCountDistinct<T> {
     }
 }
 
-impl<T: Scalar> Monoid for ApproxCountDistinct<T> {
-    type Agg = HyperLogLog;
-    fn identity(&self) -> HyperLogLog {
-        HyperLogLog::default()
-    }
-    fn combine(&self, a: &HyperLogLog, b: &HyperLogLog) -> HyperLogLog {
-        let mut out = a.clone();
-        out.merge(b);
-        out
-    }
-    #[inline]
-    fn combine_into(&self, acc: &mut HyperLogLog, younger: &HyperLogLog) {
-        acc.merge(younger);
-    }
-}
-
-impl<T: Scalar> LiftInput for ApproxCountDistinct<T> {
-    /// The value's hash; `None` for NULL.
-    type Input = Option<u64>;
-    #[inline]
-    fn lift_input(&self, hash: &Option<u64>) -> HyperLogLog {
-        let mut sketch = HyperLogLog::default();
-        self.insert_input(&mut sketch, hash);
-        sketch
-    }
-    #[inline]
-    fn insert_input(&self, sketch: &mut HyperLogLog, hash: &Option<u64>) {
-        if let Some(hash) = *hash {
-            sketch.insert_hash(hash);
-        }
-    }
-}
-
-impl<T: Scalar> PanedAggregate for ApproxCountDistinct<T> {
-    #[inline]
-    fn input<C: Columns>(&self, columns: &C, row: usize) -> Option<u64> {
-        T::read_hash(columns, 0, row)
-    }
-    fn nothing(&self) -> Option<u64> {
-        None
-    }
-}
+hashed_sketch_function!(
+    ApproxCountDistinct,
+    HyperLogLog,
+    merge,
+    |_function, sketch, hash| sketch.insert_hash(hash)
+);
 
 impl<T: Scalar> Aggregate for ApproxCountDistinct<T> {
     type Output = i64;

@@ -17,6 +17,63 @@
 //! value (or its hash), so that a long window keeps its rows' inputs and a
 //! sketch per pane of rows rather than a sketch per row.
 
+/// The [`Monoid`](sliq_swag::Monoid), [`LiftInput`](sliq_swag::LiftInput)
+/// and [`PanedAggregate`](crate::PanedAggregate) impls of a function whose
+/// sketch is fed value hashes: the identity is the empty sketch, ⊗ is the
+/// sketch's in-place `$merge`, and an input is the value's hash (`None` for
+/// NULL, which adds nothing), added by `$insert` with the function as
+/// `$function` and the sketch as `$sketch`.
+macro_rules! hashed_sketch_function {
+    (
+        $function_type:ident, $sketch_type:ty, $merge:ident,
+        |$function:ident, $sketch:ident, $hash:ident| $insert:expr
+    ) => {
+        impl<T: Scalar> sliq_swag::Monoid for $function_type<T> {
+            type Agg = $sketch_type;
+            fn identity(&self) -> $sketch_type {
+                <$sketch_type>::default()
+            }
+            fn combine(&self, a: &$sketch_type, b: &$sketch_type) -> $sketch_type {
+                let mut out = a.clone();
+                out.$merge(b);
+                out
+            }
+            #[inline]
+            fn combine_into(&self, acc: &mut $sketch_type, younger: &$sketch_type) {
+                acc.$merge(younger);
+            }
+        }
+
+        impl<T: Scalar> sliq_swag::LiftInput for $function_type<T> {
+            /// The value's hash; `None` for NULL.
+            type Input = Option<u64>;
+            #[inline]
+            fn lift_input(&self, hash: &Option<u64>) -> $sketch_type {
+                let mut sketch = <$sketch_type>::default();
+                <Self as sliq_swag::LiftInput>::insert_input(self, &mut sketch, hash);
+                sketch
+            }
+            #[inline]
+            fn insert_input(&self, $sketch: &mut $sketch_type, hash: &Option<u64>) {
+                if let Some($hash) = *hash {
+                    let $function = self;
+                    $insert
+                }
+            }
+        }
+
+        impl<T: Scalar> $crate::PanedAggregate for $function_type<T> {
+            #[inline]
+            fn input<C: $crate::Columns>(&self, columns: &C, row: usize) -> Option<u64> {
+                T::read_hash(columns, 0, row)
+            }
+            fn nothing(&self) -> Option<u64> {
+                None
+            }
+        }
+    };
+}
+
 mod bloom;
 mod countmin;
 mod ddsketch;
