@@ -28,7 +28,7 @@ macro_rules! hashed_sketch_function {
         $function_type:ident, $sketch_type:ty, $merge:ident,
         |$function:ident, $sketch:ident, $hash:ident| $insert:expr
     ) => {
-        impl<T: Scalar> sliq_swag::Monoid for $function_type<T> {
+        impl<T: $crate::Scalar> sliq_swag::Monoid for $function_type<T> {
             type Agg = $sketch_type;
             fn identity(&self) -> $sketch_type {
                 <$sketch_type>::default()
@@ -44,7 +44,7 @@ macro_rules! hashed_sketch_function {
             }
         }
 
-        impl<T: Scalar> sliq_swag::LiftInput for $function_type<T> {
+        impl<T: $crate::Scalar> sliq_swag::LiftInput for $function_type<T> {
             /// The value's hash; `None` for NULL.
             type Input = Option<u64>;
             #[inline]
@@ -62,7 +62,7 @@ macro_rules! hashed_sketch_function {
             }
         }
 
-        impl<T: Scalar> $crate::PanedAggregate for $function_type<T> {
+        impl<T: $crate::Scalar> $crate::PanedAggregate for $function_type<T> {
             #[inline]
             fn input<C: $crate::Columns>(&self, columns: &C, row: usize) -> Option<u64> {
                 T::read_hash(columns, 0, row)
