@@ -208,7 +208,9 @@ impl<A: PanedAggregate> KeyWindow<A> for PanedWindow<A> {
 /// An aggregate's windows, one per key.
 struct WindowOperator<A: Aggregate, K: KeyWindow<A>> {
     aggregate: A,
+    /// What each key's window is made with (a paned window's pane size).
     shape: K::Shape,
+    /// By key id; a key past the end has no rows yet.
     windows: Vec<K>,
     output: OutputType,
 }
