@@ -59,9 +59,12 @@ impl AggregateVisitor for Laws<'_> {
         if lower(&a, &a.lift_input(&a.nothing())) != lower(&a, &a.identity()) {
             return Err("`nothing` does not lift to the identity".into());
         }
-        // Inputs added in place give what merging their lifts gives.
+        // Inputs added in place, at either end, give what merging their
+        // lifts gives.
         let mut folded = a.identity();
         let mut merged = a.identity();
+        let mut prepended = a.identity();
+        let mut merged_before = a.identity();
         for r in 0..self.rows.len() {
             let input = a.input(self.rows, r);
             a.insert_input(&mut folded, &input);
@@ -69,6 +72,13 @@ impl AggregateVisitor for Laws<'_> {
             if lower(&a, &folded) != lower(&a, &merged) {
                 return Err(format!(
                     "inserting row {r}'s input in place differs from merging it"
+                ));
+            }
+            a.prepend_input(&mut prepended, &input);
+            merged_before = a.combine(&a.lift_input(&input), &merged_before);
+            if lower(&a, &prepended) != lower(&a, &merged_before) {
+                return Err(format!(
+                    "prepending row {r}'s input in place differs from merging it first"
                 ));
             }
         }

@@ -912,7 +912,8 @@ impl<T> ChunkedDeque<T> {
         }
     }
 
-    fn cursor_back(&self) -> Cursor<T> {
+    /// A cursor at the back element. Requires a non-empty deque.
+    pub(crate) fn cursor_back(&self) -> Cursor<T> {
         let mut c = self.cursor_end();
         self.step_back(&mut c);
         c

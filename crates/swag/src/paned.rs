@@ -27,6 +27,72 @@ pub trait LiftInput: Monoid {
     fn insert_input(&self, acc: &mut Self::Agg, input: &Self::Input) {
         self.combine_into(acc, &self.lift_input(input));
     }
+
+    /// `acc ← lift_input(input) ⊗ acc`, in place: `input` joins as the
+    /// oldest value. Counts as one ⊗. Override it where the monoid is
+    /// commutative and [`insert_input`](Self::insert_input) is cheap.
+    fn prepend_input(&self, acc: &mut Self::Agg, input: &Self::Input) {
+        let mut joined = self.lift_input(input);
+        self.combine_into(&mut joined, acc);
+        *acc = joined;
+    }
+}
+
+/// The lifted inputs of a pane that only loses inputs from its front, as
+/// their suffix aggregates: the last of `sums` is the aggregate of the
+/// inputs left, and an eviction drops it. Built from the pane's last input
+/// back to its first, one input a step, with no ⊗ of partial aggregates:
+/// each step copies the last aggregate and prepends one input.
+struct Suffixes<A> {
+    /// `sums[k] = v(C-1-k) ⊗ … ⊗ v(C-1)` over the pane's inputs `v`.
+    sums: Vec<A>,
+}
+
+/// The lifted inputs of the head pane or of the next one.
+enum Pane<M: Monoid> {
+    /// A `DabaLite`: a pane built from its first input on (a tail that
+    /// became a pane, or the only pane, still taking inputs).
+    Lifted(Box<DabaLite<M>>),
+    /// A whole pane built from its last input back.
+    Suffixes(Suffixes<M::Agg>),
+}
+
+impl<M: Monoid> Pane<M> {
+    fn len(&self) -> usize {
+        match self {
+            Pane::Lifted(window) => window.len(),
+            Pane::Suffixes(suffixes) => suffixes.sums.len(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Drops the oldest input: at most 2 ⊗.
+    fn evict(&mut self) {
+        match self {
+            Pane::Lifted(window) => {
+                window.evict();
+            }
+            Pane::Suffixes(suffixes) => {
+                // In place: popping would copy the aggregate out first.
+                let left = suffixes.sums.len().saturating_sub(1);
+                suffixes.sums.truncate(left);
+            }
+        }
+    }
+
+    /// The aggregate of the inputs left: at most 1 ⊗.
+    fn query(&self, monoid: &M) -> M::Agg {
+        match self {
+            Pane::Lifted(window) => window.query(),
+            Pane::Suffixes(suffixes) => match suffixes.sums.last() {
+                Some(sum) => sum.clone(),
+                None => monoid.identity(),
+            },
+        }
+    }
 }
 
 /// A FIFO window that stores every input as it came, and partial aggregates
@@ -35,12 +101,16 @@ pub trait LiftInput: Monoid {
 /// [`DabaLite`] of `n` lifted values would hold `n + 2` of them.
 ///
 /// The window is, oldest first, a head pane, whole panes, and a tail pane:
-/// - the head, the oldest pane, is a `DabaLite` of the lifted inputs it has
-///   left, from which evictions take. When it runs out, the oldest whole
-///   pane takes its place, its `DabaLite` already built: one input of it is
-///   lifted into the next head at every operation from the moment the head
-///   before became the head (then holding a whole pane), so it is complete
-///   by the time that head has been evicted;
+/// - the head, the oldest pane, holds the lifted inputs it has left, from
+///   which evictions take. When it runs out, the oldest whole pane takes its
+///   place, already built: one input of it is lifted into the next head at
+///   every operation from the moment the head before became the head (then
+///   holding a whole pane), so it is complete by the time that head has
+///   been evicted. A pane that was whole before its building began is built
+///   from its last input back as its suffix aggregates (each step copies the
+///   last one and prepends an input, [`LiftInput::prepend_input`]; an evict
+///   drops one, a query copies one); a pane that began as the lifted tail
+///   stays the `DabaLite` it was built in;
 /// - the whole panes between head and tail are one aggregate each, in a
 ///   `DabaLite` of pane aggregates;
 /// - the tail, the youngest pane (fewer than `C` inputs so far), is *folded*
@@ -60,7 +130,8 @@ pub trait LiftInput: Monoid {
 /// at most `n/C + 3C + 9` partial aggregates (four `DabaLite`s of at most
 /// `n/C`, `C`, `C` and `C` values, two extra each, and one pane aggregate
 /// in flight); `C` near `√(n/3)` makes that smallest. In a long window the
-/// tail is one aggregate, so about `n/C + 2C` are held.
+/// tail is one aggregate, so about `n/C + 2C` are held, and the storage of
+/// `2C` is kept (a head of suffixes keeps its room for the next one).
 pub struct PanedWindow<M: LiftInput + Clone> {
     monoid: M,
     /// Inputs per pane, `C ≥ 1`.
@@ -69,16 +140,22 @@ pub struct PanedWindow<M: LiftInput + Clone> {
     inputs: ChunkedDeque<M::Input>,
     /// The oldest pane's remaining lifted inputs, unless the tail is the
     /// only pane (then `None`). Never empty.
-    head: Option<Box<DabaLite<M>>>,
+    head: Option<Pane<M>>,
     /// The aggregates of the whole panes between head and tail (made when
     /// the first is).
     panes: Option<Box<DabaLite<M>>>,
     /// The lifted inputs of the oldest of `panes`, as far as lifted: present
     /// exactly when `panes` is not empty.
-    next: Option<Box<DabaLite<M>>>,
-    /// The next input to lift: into `next` while it is short of a pane, or
-    /// into a folded tail being lifted; otherwise the first input of the
-    /// pane after `next`.
+    next: Option<Pane<M>>,
+    /// The last input of each whole pane after `next`, oldest first: where
+    /// its suffixes begin when it is next.
+    pane_ends: ChunkedDeque<Cursor<M::Input>>,
+    /// The next input to lift into `next` while it is [`Pane::Suffixes`]
+    /// short of a pane.
+    back: Cursor<M::Input>,
+    /// The next input to lift: into `next` while it is [`Pane::Lifted`]
+    /// short of a pane, or into a folded tail being lifted; otherwise the
+    /// first input of the pane after `next`.
     build: Cursor<M::Input>,
     /// The youngest pane's lifted inputs: all of them (evicted from only
     /// while it is the only pane), or while it is folded, the first
@@ -103,6 +180,8 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
         let inputs = ChunkedDeque::new();
         PanedWindow {
             build: inputs.cursor_end(),
+            back: inputs.cursor_end(),
+            pane_ends: ChunkedDeque::new(),
             inputs,
             pane: pane.max(1),
             head: None,
@@ -168,10 +247,7 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
                 head.evict();
                 if head.is_empty() {
                     let emptied = self.head.take();
-                    if self.whole_panes() > 0 {
-                        self.spare = emptied;
-                    }
-                    self.promote_next();
+                    self.promote_next(emptied);
                 }
             }
             None => {
@@ -188,7 +264,7 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
     /// **Worst-case O(1)**, at most 5 ⊗.
     pub fn query(&self) -> M::Agg {
         let mut agg = match &self.head {
-            Some(head) => head.query(),
+            Some(head) => head.query(&self.monoid),
             None => return self.tail.query(),
         };
         if let Some(panes) = self.panes.as_ref().filter(|p| !p.is_empty()) {
@@ -216,7 +292,7 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
             debug_assert!(fold.is_none(), "a folded tail with no head");
             match tail.is_empty() {
                 true => self.spare = Some(tail),
-                false => self.head = Some(tail),
+                false => self.head = Some(Pane::Lifted(tail)),
             }
             return;
         }
@@ -232,20 +308,29 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
             if self.lag == 0 {
                 self.build = self.inputs.cursor_end();
             }
-            self.next = Some(tail);
+            self.next = Some(Pane::Lifted(tail));
         } else {
-            // Folded all along: nothing of it was lifted.
+            // Folded all along: nothing of it was lifted. When it is next,
+            // its suffixes begin at its last input, the one just inserted.
             debug_assert!(tail.is_empty());
             self.spare = Some(tail);
+            self.pane_ends.push_back(self.inputs.cursor_back());
         }
         self.lag = 0;
         self.folded = Some(self.monoid.identity());
     }
 
-    /// The head ran out: the oldest whole pane, if any, takes its place
-    /// (complete: see the type's docs), and the one after it, if any, starts
-    /// being lifted.
-    fn promote_next(&mut self) {
+    /// The head ran out (`emptied`, kept for reuse while there are whole
+    /// panes): the oldest whole pane, if any, takes its place (complete:
+    /// see the type's docs), and the one after it, if any, starts being
+    /// lifted, from its last input back.
+    fn promote_next(&mut self, emptied: Option<Pane<M>>) {
+        let mut sums = None;
+        match emptied {
+            Some(Pane::Lifted(window)) if self.whole_panes() > 0 => self.spare = Some(window),
+            Some(Pane::Suffixes(suffixes)) => sums = Some(suffixes.sums),
+            _ => {}
+        }
         let Some(next) = self.next.take() else {
             return;
         };
@@ -254,12 +339,23 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
             panes.evict();
         }
         self.head = Some(next);
-        if self.whole_panes() > 0 {
-            self.next = Some(self.empty_pane_window());
-        } else {
+        if self.whole_panes() == 0 {
             // The tail is next; `build` points at its first input.
             self.unfold_if_lifted();
+            return;
         }
+        let Some(end) = self.pane_ends.pop_front() else {
+            debug_assert!(false, "a whole pane after next without its end");
+            return;
+        };
+        self.back = end;
+        // The pane after the new next starts after its end.
+        self.build = end;
+        self.inputs.step(&mut self.build);
+        // Reserved whole, so that no step of its building moves the sums.
+        let sums = sums.unwrap_or_else(|| Vec::with_capacity(self.pane));
+        debug_assert!(sums.is_empty() && sums.capacity() >= self.pane);
+        self.next = Some(Pane::Suffixes(Suffixes { sums }));
     }
 
     /// A folded tail with no whole pane before it and all its inputs
@@ -283,11 +379,29 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
         }
     }
 
-    /// Lifts one more input at `build`: into the next head while it is
-    /// short of a pane, else into a folded tail with no whole pane before it.
+    /// Lifts one more input: into the next head while it is short of a
+    /// pane (at `build`, or at `back` for suffixes), else into a folded tail
+    /// with no whole pane before it (at `build`).
     fn lift_one(&mut self) {
         let target = match &mut self.next {
-            Some(next) if next.len() < self.pane => next,
+            Some(Pane::Suffixes(suffixes)) if suffixes.sums.len() < self.pane => {
+                let input = self.inputs.get(&self.back);
+                let sums = &mut suffixes.sums;
+                match sums.len().checked_sub(1) {
+                    None => sums.push(self.monoid.lift_input(input)),
+                    Some(last) => {
+                        sums.extend_from_within(last..);
+                        if let Some(sum) = sums.last_mut() {
+                            self.monoid.prepend_input(sum, input);
+                        }
+                    }
+                }
+                if sums.len() < self.pane {
+                    self.inputs.step_back(&mut self.back);
+                }
+                return;
+            }
+            Some(Pane::Lifted(next)) if next.len() < self.pane => next,
             Some(_) => return,
             None if self.folded.is_some() && self.lag > 0 => {
                 self.lag -= 1;
@@ -319,6 +433,7 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
         debug_assert!(self.head.as_ref().is_none_or(|h| !h.is_empty()));
         debug_assert!(self.head.is_some() || self.whole_panes() == 0);
         debug_assert_eq!(self.next.is_some(), self.whole_panes() > 0);
+        debug_assert_eq!(self.pane_ends.len(), self.whole_panes().saturating_sub(1));
         debug_assert!(self.tail_inserted < self.pane);
         if let Some(next) = &self.next {
             // Enough evictions remain before the head runs out.

@@ -317,6 +317,11 @@ impl LiftInput for ApproxPercentile {
             sketch.insert(x, &self.mapping);
         }
     }
+    /// The sketch is commutative: an insert.
+    #[inline]
+    fn prepend_input(&self, sketch: &mut DdSketch, x: &Option<f64>) {
+        self.insert_input(sketch, x);
+    }
 }
 
 impl PanedAggregate for ApproxPercentile {

@@ -60,6 +60,11 @@ macro_rules! hashed_sketch_function {
                     $insert
                 }
             }
+            /// The sketch is commutative: an insert.
+            #[inline]
+            fn prepend_input(&self, sketch: &mut $sketch_type, hash: &Option<u64>) {
+                <Self as sliq_swag::LiftInput>::insert_input(self, sketch, hash);
+            }
         }
 
         impl<T: $crate::Scalar> $crate::PanedAggregate for $function_type<T> {
