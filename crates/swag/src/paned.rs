@@ -41,8 +41,9 @@ pub trait LiftInput: Monoid {
 /// The lifted inputs of a pane that only loses inputs from its front, as
 /// their suffix aggregates: the last of `sums` is the aggregate of the
 /// inputs left, and an eviction drops it. Built from the pane's last input
-/// back to its first, one input a step, with no ⊗ of partial aggregates:
-/// each step copies the last aggregate and prepends one input.
+/// back to its first, one input a step: each step copies the last aggregate
+/// and prepends one input (for a sketch, an insert in place, with no ⊗ of
+/// two sketches).
 struct Suffixes<A> {
     /// `sums[k] = v(C-1-k) ⊗ … ⊗ v(C-1)` over the pane's inputs `v`.
     sums: Vec<A>,
@@ -127,7 +128,7 @@ impl<M: Monoid> Pane<M> {
 /// O(1)**: an insert makes at most 10 ⊗ and 2 lifts (the tail's insert, a
 /// full tail joining the panes, a step of the next head), an evict at most
 /// 7 ⊗ and 1 lift, a query at most 5 ⊗. The window stores `n` inputs and
-/// at most `n/C + 3C + 9` partial aggregates (four `DabaLite`s of at most
+/// at most `n/C + 3C + 9` partial aggregates (four windows of at most
 /// `n/C`, `C`, `C` and `C` values, two extra each, and one pane aggregate
 /// in flight); `C` near `√(n/3)` makes that smallest. In a long window the
 /// tail is one aggregate, so about `n/C + 2C` are held, and the storage of
