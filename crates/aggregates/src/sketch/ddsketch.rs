@@ -111,6 +111,7 @@ impl Store {
         }
     }
 
+    #[cfg(test)]
     fn total(&self) -> u64 {
         self.counts.iter().map(|&c| c as u64).sum()
     }
@@ -169,6 +170,10 @@ pub struct DdSketch {
     negative: Store,
     zero: u64,
     positive: Store,
+    /// Values added, kept so that a quantile need not sum every bucket
+    /// before it walks them. The buckets' sum, unless one of 2^32 or more
+    /// values saturated.
+    count: u64,
 }
 
 impl std::fmt::Debug for DdSketch {
@@ -180,7 +185,7 @@ impl std::fmt::Debug for DdSketch {
 impl DdSketch {
     /// Number of values added.
     pub fn count(&self) -> u64 {
-        self.negative.total() + self.zero + self.positive.total()
+        self.count
     }
 
     /// Adds `x` using the bucket mapping of `mapping`. NaN and ±∞ are
@@ -189,6 +194,7 @@ impl DdSketch {
         if !x.is_finite() {
             return;
         }
+        self.count += 1;
         let magnitude = x.abs();
         if magnitude < MIN_MAGNITUDE {
             self.zero += 1;
@@ -204,6 +210,7 @@ impl DdSketch {
         self.negative.merge(&other.negative);
         self.zero += other.zero;
         self.positive.merge(&other.positive);
+        self.count += other.count;
     }
 
     /// The `q`-quantile (`0 ≤ q ≤ 1`), or `None` when empty.
@@ -351,7 +358,7 @@ mod tests {
 
     /// The quantile by walking every bucket, as the sketch's definition reads.
     fn quantile_bucket_by_bucket(sketch: &DdSketch, q: f64, mapping: &Mapping) -> Option<f64> {
-        let count = sketch.count();
+        let count = bucket_sum(sketch);
         if count == 0 {
             return None;
         }
@@ -376,6 +383,11 @@ mod tests {
         None
     }
 
+    /// The sketch's values counted from its buckets.
+    fn bucket_sum(sketch: &DdSketch) -> u64 {
+        sketch.negative.total() + sketch.zero + sketch.positive.total()
+    }
+
     #[test]
     fn quantiles_skip_whole_chunks_of_buckets_to_the_same_bucket() {
         let mapping = Mapping::new(0.01);
@@ -394,6 +406,7 @@ mod tests {
             };
             sketch.insert(value, &mapping);
             if n % 97 == 0 {
+                assert_eq!(sketch.count(), bucket_sum(&sketch));
                 for q in [0.0, 0.01, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0] {
                     assert_eq!(
                         sketch.quantile(q, &mapping),
@@ -477,6 +490,7 @@ mod tests {
         assert_eq!(merged, all);
         assert_eq!(reversed, all);
         assert_eq!(merged.count(), 2000);
+        assert_eq!(bucket_sum(&merged), 2000);
         // The top quantile is still exact within 1 %.
         let top = merged.quantile(1.0, &mapping).unwrap();
         assert!((top - 10f64.powf(-6.0 + 12.0 * 1999.0 / 2000.0)).abs() <= 0.01 * top);
