@@ -167,18 +167,7 @@ fn json_lines_and_arrow_files_are_sources_too() {
          SELECT k, avg(v) OVER (ROWS 5 PRECEDING) AS a FROM j GROUP BY k;",
         jsonl.display()
     );
-    let out = run(&["--format", "csv", "-c", &sql]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "k,a\nx,1.0\nx,2.0\ny,2.0\n");
-    // Without a format option, the extension names it.
-    let out = run(&[
-        "--format",
-        "csv",
-        "-c",
-        &sql.replace(", format = 'jsonl'", ""),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "k,a\nx,1.0\nx,2.0\ny,2.0\n");
+    reads_with_and_without_its_format(&sql, "jsonl", "k,a\nx,1.0\nx,2.0\ny,2.0\n");
 
     use arrow_array::{Float64Array, RecordBatch, StringArray};
     use arrow_schema::{DataType, Field, Schema};
@@ -205,17 +194,20 @@ fn json_lines_and_arrow_files_are_sources_too() {
          SELECT k, min(v) OVER (ROWS 5 PRECEDING) AS lo FROM a GROUP BY k;",
         arrow.display()
     );
-    let out = run(&["--format", "csv", "-c", &sql]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "k,lo\nx,4.0\nx,2.0\n");
-    let out = run(&[
-        "--format",
-        "csv",
-        "-c",
-        &sql.replace(", format = 'arrow'", ""),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "k,lo\nx,4.0\nx,2.0\n");
+    reads_with_and_without_its_format(&sql, "arrow", "k,lo\nx,4.0\nx,2.0\n");
+}
+
+/// Runs `sql`, whose stream names `format = '<format>'`, and again without
+/// that option (the file's extension names the format): both print
+/// `expected` as CSV.
+fn reads_with_and_without_its_format(sql: &str, format: &str, expected: &str) {
+    let option = format!(", format = '{format}'");
+    assert!(sql.contains(&option), "{sql}");
+    for sql in [sql.to_string(), sql.replace(&option, "")] {
+        let out = run(&["--format", "csv", "-c", &sql]);
+        assert!(out.status.success(), "{sql}: {}", stderr(&out));
+        assert_eq!(stdout(&out), expected, "{sql}");
+    }
 }
 
 /// A Parquet file with its columns in another order, an extra one, time in

@@ -151,9 +151,7 @@ impl<M: Monoid> DabaLite<M> {
         }
         self.p.debug_check(&self.deque);
     }
-}
 
-impl<M: Monoid> DabaLite<M> {
     /// `acc ← acc ⊗ query()`, in place: no temporary aggregate. **Worst-case
     /// O(1)**, at most 2 ⊗.
     pub fn combine_query_into(&self, acc: &mut M::Agg) {
