@@ -4,7 +4,7 @@
 //! cargo run --release -p sliq-swag --example paper -- [--full] [--out DIR]
 //!     [--only static|dynamic|latency] [--ops sum,geomean,bloom]
 //!     [--algorithms daba_lite,daba,two_stacks_lite,two_stacks] [--no-fence]
-//!     [--huge-pages]
+//!     [--sizes 1024,1048576] [--huge-pages]
 //! ```
 //!
 //! - static: fill a window of n items, then time rounds of evict, insert,
@@ -26,7 +26,10 @@
 //! with transparent huge pages, so that a large window's pointers do not miss
 //! the TLB at every 4 KiB page.
 //!
-//! Sizes are 1, 4, 16, … up to 2^22 with `--full` (2^16 otherwise). Prints
+//! Sizes are 1, 4, 16, … up to 2^22 with `--full` (2^16 otherwise), or the
+//! throughput experiments' sizes named with `--sizes` (say, the n = 2^10 and
+//! 2^20 of the reference harness's published figures, to alternate runs of
+//! the two at the same sizes). Prints
 //! tables, writes CSV files and one SVG per figure into DIR (default
 //! `target/paper`).
 
@@ -53,6 +56,8 @@ struct Config {
     algorithms: Vec<&'static str>,
     fence: bool,
     huge_pages: bool,
+    /// The throughput experiments' window sizes, when not the default ones.
+    sizes: Option<Vec<usize>>,
 }
 
 fn parse_args() -> Result<Config, String> {
@@ -64,6 +69,7 @@ fn parse_args() -> Result<Config, String> {
         algorithms: ALGORITHMS.to_vec(),
         fence: true,
         huge_pages: false,
+        sizes: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -81,6 +87,17 @@ fn parse_args() -> Result<Config, String> {
                     .split(',')
                     .map(str::to_string)
                     .collect()
+            }
+            "--sizes" => {
+                let list = args.next().ok_or("--sizes needs a list")?;
+                let sizes = list
+                    .split(',')
+                    .map(|n| match n.parse::<usize>() {
+                        Ok(n) if n > 0 => Ok(n),
+                        _ => Err(format!("--sizes: {n:?} is not a positive window size")),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                cfg.sizes = Some(sizes);
             }
             "--algorithms" => {
                 let list = args.next().ok_or("--algorithms needs a list")?;
@@ -100,7 +117,7 @@ fn parse_args() -> Result<Config, String> {
                 return Err(
                     "usage: paper [--full] [--out DIR] [--only static|dynamic|latency] \
                             [--ops sum,geomean,bloom] [--algorithms …] [--no-fence] \
-                            [--huge-pages]"
+                            [--sizes N,…] [--huge-pages]"
                         .into(),
                 );
             }
@@ -304,7 +321,8 @@ fn throughput_experiment(cfg: &Config, dynamic: bool) -> Vec<Throughput> {
             print!("{algo:>17}");
         }
         println!();
-        for n in sizes(cfg.full) {
+        let sizes = cfg.sizes.clone().unwrap_or_else(|| sizes(cfg.full));
+        for n in sizes {
             print!("{n:>9}");
             let _ = std::io::stdout().flush();
             // Median of three trials: this machine is shared and noisy. The
