@@ -29,9 +29,8 @@
 //! Sizes are 1, 4, 16, … up to 2^22 with `--full` (2^16 otherwise), or the
 //! throughput experiments' sizes named with `--sizes` (say, the n = 2^10 and
 //! 2^20 of the reference harness's published figures, to alternate runs of
-//! the two at the same sizes). Prints
-//! tables, writes CSV files and one SVG per figure into DIR (default
-//! `target/paper`).
+//! the two at the same sizes). Prints tables, writes CSV files and one SVG
+//! per figure into DIR (default `target/paper`).
 
 mod operators;
 mod plot;
