@@ -89,9 +89,15 @@ pub trait AggregateOperator: Send {
     fn forget(&mut self, key: u32);
 }
 
+/// Whether the aggregate's `FILTER` leaves row `row` out (`filter` has no
+/// NULLs: they were made false).
+#[inline(always)]
+fn left_out(filter: Option<&BooleanArray>, row: usize) -> bool {
+    filter.is_some_and(|mask| !mask.value(row))
+}
+
 /// Row `row`'s partial aggregate: lifted from `columns`, or the identity
-/// when the aggregate's `FILTER` leaves the row out (`filter` has no NULLs:
-/// they were made false).
+/// when the aggregate's `FILTER` leaves the row out.
 #[inline]
 pub(crate) fn lift_row<A: Aggregate>(
     aggregate: &A,
@@ -99,7 +105,7 @@ pub(crate) fn lift_row<A: Aggregate>(
     filter: Option<&BooleanArray>,
     row: usize,
 ) -> A::Agg {
-    if filter.is_some_and(|mask| !mask.value(row)) {
+    if left_out(filter, row) {
         aggregate.identity()
     } else {
         aggregate.lift(columns, row)
@@ -189,7 +195,7 @@ impl<A: PanedAggregate> KeyWindow<A> for PanedWindow<A> {
         filter: Option<&BooleanArray>,
         row: usize,
     ) {
-        let input = match filter.is_some_and(|mask| !mask.value(row)) {
+        let input = match left_out(filter, row) {
             true => aggregate.nothing(),
             false => aggregate.input(columns, row),
         };
