@@ -999,7 +999,9 @@ fn planning_errors_say_what_and_where() {
         "{explained}"
     );
     assert!(
-        err("SELECT max(v) OVER (RANGE 'ten seconds') FROM s").contains("RANGE needs a duration")
+        err("SELECT max(v) OVER (RANGE 'ten seconds') FROM s").contains(
+            "RANGE needs a duration such as '10s', '1m30s' or INTERVAL '10' SECOND, got 'ten seconds'"
+        )
     );
     assert!(
         err("SELECT max(v) OVER (RANGE '106751991167d') FROM s")

@@ -234,7 +234,8 @@ impl AggregatePlanner<'_> {
                              window can span (at most 2^62 ms, about 146 million years)"
                             .to_string(),
                         DurationError::Malformed => format!(
-                            "RANGE needs a duration such as '10s', '1m30s' or INTERVAL '10' SECOND, got {bound}"
+                            "RANGE needs a duration such as '10s', '1m30s' or INTERVAL '10' SECOND, got {}",
+                            as_written(bound)
                         ),
                     };
                     SqlError::at(SqlErrorKind::Plan(message), location_of(bound))
@@ -242,6 +243,19 @@ impl AggregatePlanner<'_> {
             }
             WindowFrameUnits::Groups => Err(SqlError::unsupported("GROUPS frames")),
         }
+    }
+}
+
+/// A RANGE bound as the query wrote it: sqlparser reads the shorthand
+/// `RANGE '10s'` as `INTERVAL '10s'`, which the query did not say.
+fn as_written(bound: &ast::Expr) -> String {
+    match bound {
+        ast::Expr::Interval(ast::Interval {
+            value,
+            leading_field: None,
+            ..
+        }) => value.to_string(),
+        other => other.to_string(),
     }
 }
 
