@@ -9,7 +9,8 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, Float64Array, Int64Array, RecordBatch, StringArray, StructArray};
 use arrow_schema::{DataType, Field, Schema};
 use common::{
-    batch, engine_with_s, engine_with_s_and, floats, ints, names, null_count, schema, some, strings,
+    batch, engine_with_s, engine_with_s_and, engine_with_stream, floats, ints, names, null_count,
+    schema, some, strings,
 };
 use sliq::{Engine, EngineError, Executed, OnLate, StreamOptions, WindowAlgorithm};
 
@@ -133,16 +134,15 @@ fn expressions_in_arguments_and_over_results() {
 
 #[test]
 fn multiple_key_columns_and_null_keys() {
-    let engine = Engine::new();
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("k1", DataType::Utf8, true),
-        Field::new("k2", DataType::Int64, true),
-        Field::new("flag", DataType::Boolean, true),
-        Field::new("v", DataType::Float64, true),
-    ]));
-    let s = engine
-        .register_stream("t", schema.clone(), StreamOptions::default())
-        .unwrap();
+    let (engine, s, schema) = engine_with_stream(
+        "t",
+        vec![
+            Field::new("k1", DataType::Utf8, true),
+            Field::new("k2", DataType::Int64, true),
+            Field::new("flag", DataType::Boolean, true),
+            Field::new("v", DataType::Float64, true),
+        ],
+    );
     let q = engine
         .query("SELECT count(*) OVER (ROWS 100 PRECEDING) AS c, sum(v) OVER (ROWS 100 PRECEDING) AS total FROM t GROUP BY k1, k2, flag")
         .unwrap();
@@ -187,14 +187,13 @@ fn multiple_key_columns_and_null_keys() {
 fn float_keys_group_as_sql_compares_them() {
     // -0.0 = 0.0 and every NaN is one key, alone and beside another column,
     // and the partitioner that splits rows between workers agrees.
-    let engine = Engine::new();
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("f", DataType::Float64, true),
-        Field::new("g", DataType::Float32, true),
-    ]));
-    let s = engine
-        .register_stream("t", schema.clone(), StreamOptions::default())
-        .unwrap();
+    let (engine, s, schema) = engine_with_stream(
+        "t",
+        vec![
+            Field::new("f", DataType::Float64, true),
+            Field::new("g", DataType::Float32, true),
+        ],
+    );
     let by_f = engine
         .query("SELECT count(*) OVER (ROWS 9 PRECEDING) AS c FROM t GROUP BY f")
         .unwrap();
@@ -247,15 +246,14 @@ fn float_keys_group_as_sql_compares_them() {
 fn unsigned_and_dictionary_arguments_aggregate_without_failing() {
     // UInt64 values beyond i64 are aggregated as floats (like decimals), and
     // dictionary-encoded strings as their values.
-    let engine = Engine::new();
     let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("u", DataType::UInt64, true),
-        Field::new("d", dict, true),
-    ]));
-    let s = engine
-        .register_stream("t", schema.clone(), StreamOptions::default())
-        .unwrap();
+    let (engine, s, schema) = engine_with_stream(
+        "t",
+        vec![
+            Field::new("u", DataType::UInt64, true),
+            Field::new("d", dict, true),
+        ],
+    );
     let q = engine
         .query(
             "SELECT max(u) OVER (ROWS 1 PRECEDING) AS mu, max(d) OVER (ROWS 1 PRECEDING) AS md, \
@@ -1219,11 +1217,7 @@ fn streams_can_be_pushed_from_several_threads() {
 
 #[test]
 fn integer_overflow_yields_null_counted_in_stats() {
-    let engine = Engine::new();
-    let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, true)]));
-    let s = engine
-        .register_stream("n", schema.clone(), StreamOptions::default())
-        .unwrap();
+    let (engine, s, schema) = engine_with_stream("n", vec![Field::new("x", DataType::Int64, true)]);
     let q = engine
         .query("SELECT sum(x) OVER (ROWS 1 PRECEDING) AS total FROM n")
         .unwrap();
@@ -1285,15 +1279,14 @@ fn integer_overflow_and_timestamps_past_the_calendar_are_null_not_wrong() {
 
 #[test]
 fn a_row_whose_expression_fails_gets_null_and_the_batch_goes_on() {
-    let engine = Engine::new();
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("k", DataType::Utf8, true),
-        Field::new("x", DataType::Int64, true),
-        Field::new("y", DataType::Int64, true),
-    ]));
-    let s = engine
-        .register_stream("d", schema.clone(), StreamOptions::default())
-        .unwrap();
+    let (engine, s, schema) = engine_with_stream(
+        "d",
+        vec![
+            Field::new("k", DataType::Utf8, true),
+            Field::new("x", DataType::Int64, true),
+            Field::new("y", DataType::Int64, true),
+        ],
+    );
     // x / y fails where y = 0: in an output, an aggregate's argument, a key
     // and WHERE.
     let q = engine

@@ -33,6 +33,17 @@ pub fn engine_with_s_and(options: StreamOptions) -> (Engine, Stream) {
     (engine, s)
 }
 
+/// An engine with one stream `name` of these columns (no event time), and
+/// the stream's schema, for building its batches.
+pub fn engine_with_stream(name: &str, fields: Vec<Field>) -> (Engine, Stream, SchemaRef) {
+    let engine = Engine::new();
+    let schema = Arc::new(Schema::new(fields));
+    let s = engine
+        .register_stream(name, schema.clone(), StreamOptions::default())
+        .unwrap_or_else(|e| panic!("stream {name}: {e}"));
+    (engine, s, schema)
+}
+
 /// A batch of `(ts, key, v)` rows.
 pub fn batch(rows: &[(i64, Option<&str>, Option<f64>)]) -> RecordBatch {
     let ts: ArrayRef = Arc::new(Int64Array::from(
