@@ -61,11 +61,13 @@ impl Operator for GeomeanOp {
     fn lift(&self, item: u64) -> (f64, u64) {
         (((item % 1000) as f64 + 1.0).ln(), 1)
     }
+    /// Lowers as the reference harness's `GeometricMean` does: the mean
+    /// of the logarithms in single precision, then `expf`.
     fn digest(agg: &(f64, u64)) -> u64 {
         if agg.1 == 0 {
             0
         } else {
-            (agg.0 / agg.1 as f64).exp().to_bits()
+            u64::from(((agg.0 / agg.1 as f64) as f32).exp().to_bits())
         }
     }
 }
