@@ -323,19 +323,19 @@ fn percentiles(mut samples: Vec<u64>) -> [u64; 6] {
 
 fn throughput_experiment(cfg: &Config, dynamic: bool) -> Vec<Throughput> {
     let mut rows = Vec::new();
+    let fence_note = if !dynamic && cfg.fence {
+        let mut runs: Vec<f64> = (0..3)
+            .map(|_| run_fence_only(rounds_for("sum", cfg.full)))
+            .collect();
+        runs.sort_by(f64::total_cmp);
+        format!(
+            " (one SeqCst fence per round; the fence alone: {:.1} M rounds/s)",
+            runs[1] / 1e6
+        )
+    } else {
+        String::new()
+    };
     for op in &cfg.ops {
-        let fence_note = if !dynamic && cfg.fence {
-            let mut runs: Vec<f64> = (0..3)
-                .map(|_| run_fence_only(rounds_for("sum", cfg.full)))
-                .collect();
-            runs.sort_by(f64::total_cmp);
-            format!(
-                " (one SeqCst fence per round; the fence alone: {:.1} M rounds/s)",
-                runs[1] / 1e6
-            )
-        } else {
-            String::new()
-        };
         println!(
             "\n{} window, {op}: million items/s{fence_note}",
             if dynamic { "dynamic" } else { "static" },
