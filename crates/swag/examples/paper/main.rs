@@ -335,6 +335,7 @@ fn throughput_experiment(cfg: &Config, dynamic: bool) -> Vec<Throughput> {
     } else {
         String::new()
     };
+    let window_sizes = cfg.sizes.clone().unwrap_or_else(|| sizes(cfg.full));
     for op in &cfg.ops {
         println!(
             "\n{} window, {op}: million items/s{fence_note}",
@@ -345,8 +346,7 @@ fn throughput_experiment(cfg: &Config, dynamic: bool) -> Vec<Throughput> {
             print!("{algo:>17}");
         }
         println!();
-        let sizes = cfg.sizes.clone().unwrap_or_else(|| sizes(cfg.full));
-        for n in sizes {
+        for &n in &window_sizes {
             print!("{n:>9}");
             let _ = std::io::stdout().flush();
             // Median of three trials: this machine is shared and noisy. The
