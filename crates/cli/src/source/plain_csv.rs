@@ -22,9 +22,9 @@ use arrow_array::types::{
     Date32Type, Decimal128Type, Decimal256Type, Float32Type, Float64Type, Int8Type, Int16Type,
     Int32Type, Int64Type, TimestampMillisecondType, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
-use arrow_array::{ArrayRef, ArrowPrimitiveType, RecordBatch, StringArray};
+use arrow_array::{ArrayRef, ArrowPrimitiveType, PrimitiveArray, RecordBatch, StringArray};
 use arrow_buffer::i256;
-use arrow_buffer::{NullBufferBuilder, OffsetBuffer};
+use arrow_buffer::{NullBuffer, NullBufferBuilder, OffsetBuffer};
 use arrow_cast::parse::{Parser, parse_decimal, string_to_datetime};
 use arrow_schema::{ArrowError, DataType, Schema, SchemaRef, TimeUnit};
 
@@ -477,17 +477,17 @@ impl<'a> Cells<'a> {
                 }
                 Ok(Arc::new(builder.finish()))
             }
-            DataType::Int8 => primitive::<Int8Type>(self, column, rows),
-            DataType::Int16 => primitive::<Int16Type>(self, column, rows),
-            DataType::Int32 => primitive::<Int32Type>(self, column, rows),
-            DataType::Int64 => primitive::<Int64Type>(self, column, rows),
-            DataType::UInt8 => primitive::<UInt8Type>(self, column, rows),
-            DataType::UInt16 => primitive::<UInt16Type>(self, column, rows),
-            DataType::UInt32 => primitive::<UInt32Type>(self, column, rows),
-            DataType::UInt64 => primitive::<UInt64Type>(self, column, rows),
-            DataType::Float32 => primitive::<Float32Type>(self, column, rows),
-            DataType::Float64 => primitive::<Float64Type>(self, column, rows),
-            DataType::Date32 => primitive::<Date32Type>(self, column, rows),
+            DataType::Int8 => primitive::<Int8Type>(self, column),
+            DataType::Int16 => primitive::<Int16Type>(self, column),
+            DataType::Int32 => primitive::<Int32Type>(self, column),
+            DataType::Int64 => primitive::<Int64Type>(self, column),
+            DataType::UInt8 => primitive::<UInt8Type>(self, column),
+            DataType::UInt16 => primitive::<UInt16Type>(self, column),
+            DataType::UInt32 => primitive::<UInt32Type>(self, column),
+            DataType::UInt64 => primitive::<UInt64Type>(self, column),
+            DataType::Float32 => primitive::<Float32Type>(self, column),
+            DataType::Float64 => primitive::<Float64Type>(self, column),
+            DataType::Date32 => primitive::<Date32Type>(self, column),
             DataType::Timestamp(TimeUnit::Millisecond, None) => {
                 let mut builder = PrimitiveBuilder::<TimestampMillisecondType>::with_capacity(rows);
                 for cell in cells {
@@ -529,21 +529,39 @@ impl<'a> Cells<'a> {
 }
 
 /// File column `column` of `cells`, parsed as `T`.
-fn primitive<T: CellParser>(
-    cells: &Cells<'_>,
-    column: usize,
-    rows: usize,
-) -> Result<ArrayRef, ArrowError> {
-    let mut builder = PrimitiveBuilder::<T>::with_capacity(rows);
-    for span in cells.spans(column) {
-        if span.0 == span.1 {
-            builder.append_null();
-        } else {
-            let value = T::parse_cell(cells, span).ok_or_else(|| unparsable(cells.cell(span)))?;
-            builder.append_value(value);
-        }
+///
+/// The values are collected in one pass of known length, with no capacity
+/// check or validity bit per cell (a builder's `append_value` does both);
+/// a column with an empty cell gets its validity from a second pass.
+fn primitive<T: CellParser>(cells: &Cells<'_>, column: usize) -> Result<ArrayRef, ArrowError> {
+    let mut blank = false;
+    let mut unparsed = None;
+    let values: Vec<T::Native> = cells
+        .spans(column)
+        .map(|span| {
+            if span.0 == span.1 {
+                blank = true;
+                return T::Native::default();
+            }
+            T::parse_cell(cells, span).unwrap_or_else(|| {
+                unparsed.get_or_insert(span);
+                T::Native::default()
+            })
+        })
+        .collect();
+    if let Some(span) = unparsed {
+        return Err(unparsable(cells.cell(span)));
     }
-    Ok(Arc::new(builder.finish()))
+    let nulls = blank.then(|| {
+        cells
+            .spans(column)
+            .map(|(start, end)| start != end)
+            .collect::<NullBuffer>()
+    });
+    Ok(Arc::new(PrimitiveArray::<T>::try_new(
+        values.into(),
+        nulls,
+    )?))
 }
 
 /// A type's cell parser: arrow-cast's, after a fast path for the common
