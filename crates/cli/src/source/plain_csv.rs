@@ -218,13 +218,17 @@ impl PlainCsv {
         let mut left = columns;
         bounds.push(start as Offset);
         let mut at_block = start;
+        // A block's bounds, kept until the block proves regular: a cell's
+        // end for each delimiter and line break, a record's start after
+        // each line break, so at most two per byte.
+        let mut found = [0 as Offset; 2 * BLOCK];
         while let Some(block) = text.get(at_block..).and_then(<[u8]>::first_chunk) {
             let masks = classify(block, *delimiter);
             if masks.others != 0 {
                 break;
             }
-            let before = (start, left, rows, bounds.len());
-            bounds.reserve(BLOCK + 1);
+            let before = (start, left, rows);
+            let mut count = 0;
             let mut structural = masks.delimiters | masks.newlines;
             // The bytes that end records by the count of cells, and the line
             // breaks up to the last of them: equal in a regular block.
@@ -234,7 +238,8 @@ impl PlainCsv {
             while structural != 0 {
                 let bit = structural & structural.wrapping_neg();
                 let at = at_block + structural.trailing_zeros() as usize;
-                bounds.push((at + 1) as Offset);
+                found[count] = (at + 1) as Offset;
+                count += 1;
                 left -= 1;
                 if left == 0 {
                     if at == start {
@@ -249,17 +254,18 @@ impl PlainCsv {
                         full = Some(at + 1);
                         break;
                     }
-                    bounds.push((at + 1) as Offset);
+                    found[count] = (at + 1) as Offset;
+                    count += 1;
                     start = at + 1;
                     left = columns;
                 }
                 structural &= structural - 1;
             }
             if blank_line || ends != breaks {
-                (start, left, rows) = (before.0, before.1, before.2);
-                bounds.truncate(before.3);
+                (start, left, rows) = before;
                 break;
             }
+            bounds.extend_from_slice(&found[..count]);
             if let Some(end) = full {
                 self.rows = rows;
                 self.scanned = end;
