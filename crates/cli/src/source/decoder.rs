@@ -306,6 +306,15 @@ impl TextDecoder {
         }
     }
 
+    /// The line breaks in the text taken since the last batch, when the
+    /// decoder counts them (the plain-CSV decoder does, as it splits).
+    pub(super) fn taken_line_breaks(&self) -> Option<usize> {
+        match self {
+            TextDecoder::Plain(d) => Some(d.taken_line_breaks()),
+            TextDecoder::Csv { .. } | TextDecoder::Json { .. } => None,
+        }
+    }
+
     /// Whether a batch's rows are decoded.
     pub(super) fn is_full(&self) -> bool {
         match self {

@@ -220,9 +220,13 @@ impl Lines {
                 break Ok(());
             }
         };
-        let lines = line_breaks(decoder.taken_text().unwrap_or(read));
-        match decoded.and_then(|()| decoder.flush()) {
-            Ok(batch) => {
+        let counted = decoded.map(|()| {
+            decoder
+                .taken_line_breaks()
+                .unwrap_or_else(|| line_breaks(read))
+        });
+        match counted.and_then(|lines| Ok((lines, decoder.flush()?))) {
+            Ok((lines, batch)) => {
                 self.line += lines;
                 Ok(Ok(batch))
             }

@@ -63,6 +63,9 @@ pub(super) struct PlainCsv {
     text: Vec<u8>,
     bounds: Vec<Offset>,
     rows: usize,
+    /// The line breaks in `text[..scanned]`: one per record that ends with
+    /// one, and one per blank line.
+    line_breaks: usize,
     scanned: usize,
     unbroken: usize,
 }
@@ -96,6 +99,7 @@ impl PlainCsv {
             text: Vec::new(),
             bounds: Vec::new(),
             rows: 0,
+            line_breaks: 0,
             scanned: 0,
             unbroken: 0,
         })
@@ -157,6 +161,16 @@ impl PlainCsv {
     /// the start of one not yet ended.
     pub(super) fn taken_text(&self) -> &[u8] {
         &self.text
+    }
+
+    /// The line breaks in the records taken since the last batch (and in
+    /// the blank lines among them), counted as they were split.
+    pub(super) fn taken_line_breaks(&self) -> usize {
+        debug_assert_eq!(
+            self.line_breaks,
+            memchr::memchr_iter(b'\n', &self.text[..self.scanned]).count()
+        );
+        self.line_breaks
     }
 
     /// Tells the decoder the input ended: a last record needs no line break.
@@ -267,6 +281,8 @@ impl PlainCsv {
             }
             bounds.extend_from_slice(&found[..count]);
             if let Some(end) = full {
+                // In a regular block every record ends with a line break.
+                self.line_breaks += rows - self.rows;
                 self.rows = rows;
                 self.scanned = end;
                 return Some(end);
@@ -276,6 +292,7 @@ impl PlainCsv {
         // Leave the unfinished record to the careful split.
         bounds.truncate(bounds.len() - (columns - left) - 1);
         debug_assert_eq!(bounds.len(), rows * (columns + 1));
+        self.line_breaks += rows - self.rows;
         self.rows = rows;
         self.scanned = start;
         None
@@ -308,6 +325,7 @@ impl PlainCsv {
             let at = self.scanned + i;
             match text[at] {
                 b'\n' => {
+                    self.line_breaks += 1;
                     let end = record_end(text, start, at);
                     if end == start && fields == 1 {
                         // A blank line, which arrow-csv skips.
@@ -368,6 +386,7 @@ impl PlainCsv {
         self.text.drain(..self.scanned);
         self.bounds.clear();
         self.rows = 0;
+        self.line_breaks = 0;
         self.scanned = 0;
         Ok(Some(batch))
     }
