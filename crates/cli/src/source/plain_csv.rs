@@ -24,7 +24,7 @@ use arrow_array::types::{
 };
 use arrow_array::{ArrayRef, ArrowPrimitiveType, PrimitiveArray, RecordBatch, StringArray};
 use arrow_buffer::i256;
-use arrow_buffer::{NullBuffer, NullBufferBuilder, OffsetBuffer};
+use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_cast::parse::{Parser, parse_decimal, string_to_datetime};
 use arrow_schema::{ArrowError, DataType, Schema, SchemaRef, TimeUnit};
 
@@ -452,38 +452,37 @@ impl<'a> Cells<'a> {
 
     /// File column `column` as strings. A cell of up to 16 bytes is copied
     /// as a 16-byte word and the bytes past it dropped again at once: a copy
-    /// of fixed length costs less than one of the cell's own length.
-    fn strings(&self, column: usize, rows: usize) -> Result<StringArray, ArrowError> {
+    /// of fixed length costs less than one of the cell's own length. As in
+    /// [`primitive`], the offsets are collected in one pass of known length
+    /// and validity comes from a second pass only when a cell is empty.
+    fn strings(&self, column: usize) -> Result<StringArray, ArrowError> {
         const WORD: usize = 16;
         let text = self.text.as_bytes();
-        let mut offsets = Vec::with_capacity(rows + 1);
-        let mut values = Vec::with_capacity(text.len());
-        let mut nulls = NullBufferBuilder::new(rows);
-        offsets.push(0);
-        for span in self.spans(column) {
-            let (start, end) = span;
-            if start == end {
-                nulls.append_null();
-            } else {
-                nulls.append_non_null();
-                let len = values.len() + (end - start);
-                match text.get(start..).and_then(<[u8]>::first_chunk::<WORD>) {
-                    Some(word) if end - start <= WORD => {
-                        values.extend_from_slice(word);
-                        values.truncate(len);
-                    }
-                    _ => values.extend_from_slice(self.cell(span).as_bytes()),
-                }
-            }
-            let offset = i32::try_from(values.len())
-                .map_err(|_| refused("a batch of more than 2 GiB of text in one column"))?;
-            offsets.push(offset);
+        // The values are at most the batch's text: every offset fits.
+        if i32::try_from(text.len()).is_err() {
+            return Err(refused("a batch of more than 2 GiB of text in one column"));
         }
-        StringArray::try_new(
-            OffsetBuffer::new(offsets.into()),
-            values.into(),
-            nulls.finish(),
-        )
+        let mut values = Vec::with_capacity(text.len() + WORD);
+        let mut blank = false;
+        let ends = self.spans(column).map(|(start, end)| {
+            blank |= start == end;
+            match text.get(start..).and_then(<[u8]>::first_chunk::<WORD>) {
+                Some(word) if end - start <= WORD => {
+                    let len = values.len() + (end - start);
+                    values.extend_from_slice(word);
+                    values.truncate(len);
+                }
+                _ => values.extend_from_slice(&text[start..end]),
+            }
+            values.len() as i32
+        });
+        let offsets: Vec<i32> = std::iter::once(0).chain(ends).collect();
+        let nulls = blank.then(|| {
+            self.spans(column)
+                .map(|(start, end)| start != end)
+                .collect::<NullBuffer>()
+        });
+        StringArray::try_new(OffsetBuffer::new(offsets.into()), values.into(), nulls)
     }
 
     /// File column `column` as an array of type `ty` (one of those
@@ -525,7 +524,7 @@ impl<'a> Cells<'a> {
                 }
                 Ok(Arc::new(builder.finish()))
             }
-            DataType::Utf8 => Ok(Arc::new(self.strings(column, rows)?)),
+            DataType::Utf8 => Ok(Arc::new(self.strings(column)?)),
             DataType::Decimal128(precision, scale) if *scale >= 0 => {
                 let mut builder = PrimitiveBuilder::<Decimal128Type>::with_capacity(rows)
                     .with_data_type(ty.clone());
