@@ -211,7 +211,7 @@ impl ArrowSink {
     }
 
     /// The builder the next value goes to.
-    #[inline]
+    #[inline(always)]
     fn target(&mut self) -> &mut ScalarBuilder {
         let i = self.next_field;
         if self.structure.is_some() {
@@ -238,11 +238,11 @@ impl ArrowSink {
 }
 
 impl OutputSink for ArrowSink {
-    #[inline]
+    #[inline(always)]
     fn push_null(&mut self) {
         self.target().null()
     }
-    #[inline]
+    #[inline(always)]
     fn push_i64(&mut self, v: i64) {
         match self.target() {
             ScalarBuilder::Int64(b) => b.append_value(v),
@@ -251,28 +251,28 @@ impl OutputSink for ArrowSink {
             other => other.null(),
         }
     }
-    #[inline]
+    #[inline(always)]
     fn push_f64(&mut self, v: f64) {
         match self.target() {
             ScalarBuilder::Float64(b) => b.append_value(v),
             other => other.null(),
         }
     }
-    #[inline]
+    #[inline(always)]
     fn push_bool(&mut self, v: bool) {
         match self.target() {
             ScalarBuilder::Boolean(b) => b.append_value(v),
             other => other.null(),
         }
     }
-    #[inline]
+    #[inline(always)]
     fn push_str(&mut self, v: &str) {
         match self.target() {
             ScalarBuilder::Utf8(b) => b.append_value(v),
             other => other.null(),
         }
     }
-    #[inline]
+    #[inline(always)]
     fn push_decimal(&mut self, v: i128) {
         match self.target() {
             ScalarBuilder::Decimal(b) => b.append_value(v),
