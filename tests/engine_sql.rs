@@ -2520,3 +2520,58 @@ fn rows_visited_by_key_keep_batch_order_in_results_and_failures() {
         ]))
     }
 }
+
+#[test]
+fn a_stream_knows_which_columns_its_running_queries_read() {
+    let (engine, s) = engine_with_s();
+    assert_eq!(s.columns_read(), [false, false, false], "no query yet");
+    let rows = engine
+        .query("SELECT max(v) OVER (ROWS 9 PRECEDING) AS m FROM s GROUP BY key")
+        .expect("rows query");
+    assert_eq!(
+        s.columns_read(),
+        [false, true, true],
+        "ts: neither read nor a RANGE"
+    );
+    let range = engine
+        .query("SELECT count(*) OVER (RANGE '10s') AS c FROM s")
+        .expect("range query");
+    assert_eq!(
+        s.columns_read(),
+        [true, true, true],
+        "a RANGE frame reads the event time"
+    );
+    drop(range);
+    assert_eq!(
+        s.columns_read(),
+        [false, true, true],
+        "a stopped query reads nothing"
+    );
+    drop(rows);
+    let nested = engine
+        .query(
+            "SELECT w, sum(w) OVER (ROWS 2 PRECEDING) AS t \
+             FROM (SELECT V * 2 AS w FROM s WHERE Key <> 'x')",
+        )
+        .expect("subquery");
+    assert_eq!(
+        s.columns_read(),
+        [false, true, true],
+        "through the subquery, whatever the case of the names"
+    );
+    drop(nested);
+
+    let (engine, s) = engine_with_s_and(
+        StreamOptions::default()
+            .event_time("ts")
+            .key_ttl(Duration::from_secs(60)),
+    );
+    let _q = engine
+        .query("SELECT count(*) OVER (ROWS 9 PRECEDING) AS c FROM s GROUP BY key")
+        .expect("query");
+    assert_eq!(
+        s.columns_read(),
+        [true, true, false],
+        "idle keys are forgotten by the event time"
+    );
+}

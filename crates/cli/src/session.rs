@@ -568,12 +568,21 @@ impl Session {
             .map(str::to_string);
         let stop = Arc::new(AtomicBool::new(false));
         let bytes_read = Arc::new(AtomicU64::new(0));
-        let reader = spec.open(
+        let mut reader = spec.open(
             stream.schema(),
             event_time.as_deref(),
             Arc::clone(&stop),
             Arc::clone(&bytes_read),
         )?;
+        // Only this session starts queries, and it is busy here until the
+        // replay ends: the columns no query reads now stay unread.
+        reader.leave_unread(
+            stream
+                .columns_read()
+                .into_iter()
+                .map(|read| !read)
+                .collect(),
+        );
         let live = !spec.is_finite();
         // A replay of a file shows its progress when stderr is a terminal.
         let progress = spec

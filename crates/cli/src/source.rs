@@ -776,6 +776,17 @@ pub enum BatchReader {
     },
 }
 
+impl BatchReader {
+    /// Leaves the stream columns marked in `unread` (by position), which no
+    /// running query reads, unparsed where a text reader can: they come out
+    /// NULL. Called before the first batch.
+    pub fn leave_unread(&mut self, unread: Vec<bool>) {
+        if let BatchReader::Lines(lines) = self {
+            lines.leave_unread(unread);
+        }
+    }
+}
+
 /// Tells what a DEBS read left out: its malformed lines (the first few by
 /// number) and the events it dropped for arriving out of order.
 fn report_debs_read(what: &str, stats: &sliq_debs::ReadStats) {

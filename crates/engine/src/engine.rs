@@ -487,6 +487,7 @@ impl Engine {
             schema: Arc::clone(&plan.output_schema),
             compiled: Arc::new(Mutex::new(compiled)),
             limit: plan.limit,
+            columns_read: plan.stream_columns_read(),
             sender,
             stats: Arc::new(Mutex::new(QueryStats {
                 id,

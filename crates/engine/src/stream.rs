@@ -31,6 +31,8 @@ pub(crate) struct QueryState {
     pub(crate) stats: Arc<Mutex<QueryStats>>,
     /// `LIMIT n`: stop after `n` rows.
     pub(crate) limit: Option<u64>,
+    /// Which of the stream's columns the query reads (by position).
+    pub(crate) columns_read: Vec<bool>,
 }
 
 /// A snapshot of a query's counters, with its current key counts.
@@ -166,6 +168,29 @@ impl Stream {
     /// The stream's schema.
     pub fn schema(&self) -> SchemaRef {
         Arc::clone(&self.state.schema)
+    }
+
+    /// Which of the stream's columns (by position) a running query reads:
+    /// those its expressions name, its `RANGE` windows' event time, and the
+    /// stream's event time when idle keys are forgotten by it (`key_ttl`).
+    /// A source may leave the others NULL without any query's results
+    /// changing, until another query starts.
+    pub fn columns_read(&self) -> Vec<bool> {
+        let state = &self.state;
+        let mut read = vec![false; state.schema.fields().len()];
+        if state.options.key_ttl_ms().is_some()
+            && let Some(column) = state.options.event_time_column()
+        {
+            for (i, field) in state.schema.fields().iter().enumerate() {
+                read[i] |= field.name().eq_ignore_ascii_case(column);
+            }
+        }
+        for query in state.queries.read().iter() {
+            for (read, &by_query) in read.iter_mut().zip(&query.columns_read) {
+                *read |= by_query;
+            }
+        }
+        read
     }
 
     /// Name, schema, options and number of queries.

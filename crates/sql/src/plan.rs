@@ -180,6 +180,48 @@ pub fn aggregate_column(i: usize) -> String {
 }
 
 impl QueryPlan {
+    /// Which of the stream's columns the query reads, by position in the
+    /// stream's schema (through its subqueries): the columns its
+    /// expressions name and its `RANGE` windows' event time. Names are
+    /// matched without regard to case, so the set never misses a column; a
+    /// name that is neither a stream column nor an aggregate's result
+    /// marks every column as read.
+    pub fn stream_columns_read(&self) -> Vec<bool> {
+        if let Some(input) = &self.input {
+            return input.stream_columns_read();
+        }
+        let fields = self.input_schema.fields();
+        let mut read = vec![false; fields.len()];
+        let expressions = self
+            .filter
+            .iter()
+            .chain(self.windows.iter().flat_map(|w| &w.keys))
+            .chain(
+                self.aggregates
+                    .iter()
+                    .flat_map(|a| a.args.iter().chain(&a.filter)),
+            )
+            .chain(&self.qualify)
+            .chain(self.outputs.iter().map(|(_, e)| e));
+        let names = expressions
+            .flat_map(|e| e.column_refs().into_iter().map(|c| c.name.as_str()))
+            .chain(self.windows.iter().filter_map(|w| w.event_time.as_deref()));
+        for name in names {
+            let mut known = false;
+            for (i, field) in fields.iter().enumerate() {
+                if field.name().eq_ignore_ascii_case(name) {
+                    read[i] = true;
+                    known = true;
+                }
+            }
+            let aggregate = (0..self.aggregates.len()).any(|i| aggregate_column(i) == name);
+            if !known && !aggregate {
+                return vec![true; fields.len()];
+            }
+        }
+        read
+    }
+
     /// The plan as text, as `EXPLAIN` prints it. `algorithm` names the
     /// window algorithm the engine will run.
     pub fn explain(&self, algorithm: &str) -> String {

@@ -181,16 +181,18 @@ impl JsonNesting {
 
 impl TextDecoder {
     /// The fastest decoder for `text`'s format: for CSV, the plain-CSV
-    /// decoder when the columns' types allow it.
+    /// decoder when the columns' types allow it, which leaves the stream
+    /// columns marked in `unread` NULL (see [`PlainCsv::leaving_unread`]).
     pub(super) fn fast(
         columns: &FileColumns,
         text: &TextOptions,
         batch_rows: usize,
+        unread: &[bool],
     ) -> Result<Self, ArrowError> {
         if text.format == Format::Csv
             && let Some(plain) = PlainCsv::new(columns, text.delimiter, batch_rows)
         {
-            return Ok(TextDecoder::Plain(Box::new(plain)));
+            return Ok(TextDecoder::Plain(Box::new(plain.leaving_unread(unread))));
         }
         Self::new(columns, text, batch_rows)
     }

@@ -54,6 +54,9 @@ pub struct Lines {
     plain: bool,
     /// The bytes the bulk decoder took for the batch being decoded.
     bulk_read: Vec<u8>,
+    /// The stream's columns no query reads, which the plain-CSV decoder
+    /// leaves NULL (see [`Lines::leave_unread`]).
+    unread: Vec<bool>,
     /// A malformed line that stops the replay, held back while the good
     /// lines before it in its batch are returned.
     failed: Option<SourceError>,
@@ -105,12 +108,22 @@ impl Lines {
             bulk: None,
             plain: true,
             bulk_read: Vec::new(),
+            unread: Vec::new(),
             failed: None,
             done: false,
         }
     }
 
     /// The next batch; `None` at the end of the input (or once stopped).
+    /// Leaves the stream columns marked in `unread` (by position) NULL
+    /// where the plain-CSV decoder reads: no query reads them, so their
+    /// cells need not be parsed. Other decoders still fill them in.
+    pub fn leave_unread(&mut self, unread: Vec<bool>) {
+        self.unread = unread;
+        // A decoder already made keeps what it was made with.
+        debug_assert!(self.bulk.is_none(), "set before the first batch");
+    }
+
     pub fn next_batch(&mut self) -> Result<Option<RecordBatch>, SourceError> {
         loop {
             if let Some(error) = self.failed.take() {
@@ -160,16 +173,18 @@ impl Lines {
                 self.first_row = header::without_bom(&first).to_vec();
             }
         }
-        let new_decoder = match self.plain {
-            true => TextDecoder::fast,
-            false => TextDecoder::new,
-        };
         let decoder = match &mut self.bulk {
             Some(decoder) => decoder,
-            empty => match new_decoder(&self.columns, &self.text, BATCH_ROWS) {
-                Ok(decoder) => empty.insert(decoder),
-                Err(e) => return Err(SourceError::Options(format!("{}: {e}", self.what))),
-            },
+            empty => {
+                let made = match self.plain {
+                    true => TextDecoder::fast(&self.columns, &self.text, BATCH_ROWS, &self.unread),
+                    false => TextDecoder::new(&self.columns, &self.text, BATCH_ROWS),
+                };
+                match made {
+                    Ok(decoder) => empty.insert(decoder),
+                    Err(e) => return Err(SourceError::Options(format!("{}: {e}", self.what))),
+                }
+            }
         };
         // The bytes taken for this batch, for counting its lines or reading
         // it again line by line: the plain decoder keeps them itself.
@@ -375,7 +390,7 @@ impl Lines {
         rows: usize,
     ) -> Result<Option<RecordBatch>, ArrowError> {
         if self.plain {
-            match TextDecoder::fast(&self.columns, &self.text, rows)? {
+            match TextDecoder::fast(&self.columns, &self.text, rows, &self.unread)? {
                 plain @ TextDecoder::Plain(_) => {
                     if let Ok(batch) = plain.decode_all(bytes) {
                         return Ok(batch);

@@ -22,7 +22,9 @@ use arrow_array::types::{
     Date32Type, Decimal128Type, Decimal256Type, Float32Type, Float64Type, Int8Type, Int16Type,
     Int32Type, Int64Type, TimestampMillisecondType, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
-use arrow_array::{ArrayRef, ArrowPrimitiveType, PrimitiveArray, RecordBatch, StringArray};
+use arrow_array::{
+    ArrayRef, ArrowPrimitiveType, PrimitiveArray, RecordBatch, StringArray, new_null_array,
+};
 use arrow_buffer::i256;
 use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_cast::parse::{Parser, parse_decimal, string_to_datetime};
@@ -57,6 +59,9 @@ pub(super) struct PlainCsv {
     schema: SchemaRef,
     /// The file column of each of the schema's columns.
     projection: Vec<usize>,
+    /// The schema's columns no query reads (by position; none when empty):
+    /// their cells are split but not parsed, and come out NULL.
+    unread: Vec<bool>,
     file_columns: usize,
     delimiter: u8,
     batch_rows: usize,
@@ -93,6 +98,7 @@ impl PlainCsv {
         Some(PlainCsv {
             schema: Arc::new(schema),
             projection,
+            unread: Vec::new(),
             file_columns: fields.len(),
             delimiter,
             batch_rows: batch_rows.max(1),
@@ -103,6 +109,13 @@ impl PlainCsv {
             scanned: 0,
             unbroken: 0,
         })
+    }
+
+    /// Leaves the columns marked in `unread` (by position in the stream's
+    /// schema) unparsed: they come out as NULL, when their fields allow it.
+    pub(super) fn leaving_unread(mut self, unread: &[bool]) -> Self {
+        self.unread = unread.to_vec();
+        self
     }
 
     /// Whether columns of type `ty` are decoded here.
@@ -380,7 +393,13 @@ impl PlainCsv {
             .fields()
             .iter()
             .zip(&self.projection)
-            .map(|(field, &column)| cells.array(field.data_type(), column, self.rows))
+            .enumerate()
+            .map(|(i, (field, &column))| {
+                match field.is_nullable() && self.unread.get(i) == Some(&true) {
+                    true => Ok(new_null_array(field.data_type(), self.rows)),
+                    false => cells.array(field.data_type(), column, self.rows),
+                }
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let batch = RecordBatch::try_new(Arc::clone(&self.schema), arrays)?;
         self.text.drain(..self.scanned);
