@@ -114,7 +114,6 @@ impl Lines {
         }
     }
 
-    /// The next batch; `None` at the end of the input (or once stopped).
     /// Leaves the stream columns marked in `unread` (by position) NULL
     /// where the plain-CSV decoder reads: no query reads them, so their
     /// cells need not be parsed. Other decoders still fill them in.
@@ -124,6 +123,7 @@ impl Lines {
         debug_assert!(self.bulk.is_none(), "set before the first batch");
     }
 
+    /// The next batch; `None` at the end of the input (or once stopped).
     pub fn next_batch(&mut self) -> Result<Option<RecordBatch>, SourceError> {
         loop {
             if let Some(error) = self.failed.take() {

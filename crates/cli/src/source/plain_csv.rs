@@ -457,6 +457,13 @@ impl<'a> Cells<'a> {
             .map(move |record| (record[column] as usize, record[column + 1] as usize - 1))
     }
 
+    /// File column `column`'s validity: an empty cell is NULL.
+    fn validity(&self, column: usize) -> NullBuffer {
+        self.spans(column)
+            .map(|(start, end)| start != end)
+            .collect()
+    }
+
     /// The cell at `text[start..end]`.
     fn cell(&self, (start, end): (usize, usize)) -> &'a str {
         // Cells start and end next to ASCII delimiters: char boundaries.
@@ -477,9 +484,12 @@ impl<'a> Cells<'a> {
     fn strings(&self, column: usize) -> Result<StringArray, ArrowError> {
         const WORD: usize = 16;
         let text = self.text.as_bytes();
-        // The values are at most the batch's text: every offset fits.
+        // A column's values are at most the batch's text: once that fits
+        // an i32, every offset does.
         if i32::try_from(text.len()).is_err() {
-            return Err(refused("a batch of more than 2 GiB of text in one column"));
+            return Err(refused(
+                "a batch of more than 2 GiB of text with a string column",
+            ));
         }
         let mut values = Vec::with_capacity(text.len() + WORD);
         let mut blank = false;
@@ -496,11 +506,7 @@ impl<'a> Cells<'a> {
             values.len() as i32
         });
         let offsets: Vec<i32> = std::iter::once(0).chain(ends).collect();
-        let nulls = blank.then(|| {
-            self.spans(column)
-                .map(|(start, end)| start != end)
-                .collect::<NullBuffer>()
-        });
+        let nulls = blank.then(|| self.validity(column));
         StringArray::try_new(OffsetBuffer::new(offsets.into()), values.into(), nulls)
     }
 
@@ -595,12 +601,7 @@ fn primitive<T: CellParser>(cells: &Cells<'_>, column: usize) -> Result<ArrayRef
     if let Some(span) = unparsed {
         return Err(unparsable(cells.cell(span)));
     }
-    let nulls = blank.then(|| {
-        cells
-            .spans(column)
-            .map(|(start, end)| start != end)
-            .collect::<NullBuffer>()
-    });
+    let nulls = blank.then(|| cells.validity(column));
     Ok(Arc::new(PrimitiveArray::<T>::try_new(
         values.into(),
         nulls,
