@@ -181,9 +181,7 @@ impl Stream {
         if state.options.key_ttl_ms().is_some()
             && let Some(column) = state.options.event_time_column()
         {
-            for (i, field) in state.schema.fields().iter().enumerate() {
-                read[i] |= field.name().eq_ignore_ascii_case(column);
-            }
+            sliq_sql::mark_column(&state.schema, column, &mut read);
         }
         for query in state.queries.read().iter() {
             for (read, &by_query) in read.iter_mut().zip(&query.columns_read) {

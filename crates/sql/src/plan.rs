@@ -174,6 +174,19 @@ pub struct QueryPlan {
     pub limit: Option<u64>,
 }
 
+/// Marks in `read` (one flag per column of `schema`) the columns named
+/// `name` without regard to case; whether there was one.
+pub fn mark_column(schema: &Schema, name: &str, read: &mut [bool]) -> bool {
+    let mut found = false;
+    for (read, field) in read.iter_mut().zip(schema.fields()) {
+        if field.name().eq_ignore_ascii_case(name) {
+            *read = true;
+            found = true;
+        }
+    }
+    found
+}
+
 /// Name of the intermediate column holding aggregate `i`.
 pub fn aggregate_column(i: usize) -> String {
     format!("__agg{i}")
@@ -207,13 +220,7 @@ impl QueryPlan {
             .flat_map(|e| e.column_refs().into_iter().map(|c| c.name.as_str()))
             .chain(self.windows.iter().filter_map(|w| w.event_time.as_deref()));
         for name in names {
-            let mut known = false;
-            for (i, field) in fields.iter().enumerate() {
-                if field.name().eq_ignore_ascii_case(name) {
-                    read[i] = true;
-                    known = true;
-                }
-            }
+            let known = mark_column(&self.input_schema, name, &mut read);
             let aggregate = (0..self.aggregates.len()).any(|i| aggregate_column(i) == name);
             if !known && !aggregate {
                 return vec![true; fields.len()];
