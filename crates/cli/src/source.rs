@@ -17,6 +17,7 @@ use parking_lot::Mutex;
 use crate::console::note;
 use crate::generator::Generator;
 
+mod buffer;
 mod decoder;
 mod explain;
 mod header;

@@ -308,6 +308,15 @@ impl TextDecoder {
         }
     }
 
+    /// The plain-CSV decoder, which can read its input itself (see
+    /// [`PlainCsv::read_from`]).
+    pub(super) fn plain_mut(&mut self) -> Option<&mut PlainCsv> {
+        match self {
+            TextDecoder::Plain(d) => Some(d),
+            TextDecoder::Csv { .. } | TextDecoder::Json { .. } => None,
+        }
+    }
+
     /// The line breaks in the text taken since the last batch, when the
     /// decoder counts them (the plain-CSV decoder does, as it splits).
     pub(super) fn taken_line_breaks(&self) -> Option<usize> {

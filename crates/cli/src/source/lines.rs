@@ -1,9 +1,10 @@
 //! Text sources (CSV or JSON lines), decoded into batches of up to
 //! [`BATCH_ROWS`] rows.
 //!
-//! A file read once goes through one decoder fed straight from the read
-//! buffer, without splitting it into lines: the plain-CSV fast path until a
-//! batch needs arrow-csv (quoted cells, say), or arrow-json. Live sources
+//! A file read once goes through one decoder, without splitting it into
+//! lines: the plain-CSV fast path, which reads the file straight into its
+//! own text, until a batch needs arrow-csv (quoted cells, say), or
+//! arrow-json, fed from the read buffer. Live sources
 //! (stdin, sockets, followed files) are read in whole lines as they arrive,
 //! and a live batch holds the lines that have arrived. Whenever a batch does
 //! not decode, its lines go to arrow-csv or arrow-json in halves until each
@@ -41,9 +42,11 @@ pub struct Lines {
     /// Whether the first line that is not blank is yet to be read as a
     /// header (CSV with `header`).
     expects_header: bool,
-    /// The first line, when it turned out to be a row rather than a header,
-    /// until the bulk decoder takes it.
-    first_row: Vec<u8>,
+    /// Text taken from the input but not decoded yet, which comes before
+    /// the rest of it: the first line, when it turned out to be a row
+    /// rather than a header, or the lines past a batch read line by line
+    /// (see [`Lines::split_lines`]). Only the bulk decoder takes it.
+    held: Vec<u8>,
     /// A line read up to the end of a followed file, not yet complete.
     pending: Vec<u8>,
     /// The decoder of a file read once, kept from batch to batch.
@@ -103,7 +106,7 @@ impl Lines {
             live,
             line: 0,
             expects_header: text.skips_header(),
-            first_row: Vec::new(),
+            held: Vec::new(),
             pending: Vec::new(),
             bulk: None,
             plain: true,
@@ -170,7 +173,7 @@ impl Lines {
             if self.read_first_line(&first)? {
                 // A row: its line is counted with the batch that takes it.
                 self.line -= 1;
-                self.first_row = header::without_bom(&first).to_vec();
+                self.held = header::without_bom(&first).to_vec();
             }
         }
         let decoder = match &mut self.bulk {
@@ -191,45 +194,67 @@ impl Lines {
         let read = &mut self.bulk_read;
         read.clear();
         let keeps_text = decoder.taken_text().is_some();
-        // Bytes taken since the last line break.
+        // Bytes taken since the last line break (not counting text the
+        // plain decoder kept from the last batch: at most a piece, so a line
+        // too long is refused at most a piece later).
         let mut unbroken = 0;
         let decoded = loop {
-            let first_row = !self.first_row.is_empty();
-            let buffered = match first_row {
-                true => &self.first_row,
-                false => self
-                    .input
-                    .fill_buf()
-                    .map_err(|e| SourceError::io(&self.what, e))?,
-            };
-            if buffered.is_empty() {
-                self.done = true;
-                break decoder.end_of_input();
+            let held = !self.held.is_empty();
+            if !held
+                && self.input.buffer().is_empty()
+                && let Some(plain) = decoder.plain_mut()
+            {
+                // The plain decoder reads the input straight into its own
+                // text, sparing a copy; it splits what it read (and what it
+                // kept from the last batch) before it reads more.
+                if let Err(e) = plain.take_read() {
+                    break Err(e);
+                }
+                if plain.is_full() {
+                    break Ok(());
+                }
+                let got = plain
+                    .read_from(self.input.get_mut())
+                    .map_err(|e| SourceError::io(&self.what, e))?;
+                if got == 0 {
+                    self.done = true;
+                    break plain.end_of_input();
+                }
+                let text = plain.taken_text();
+                unbroken = unbroken_after(unbroken, &text[text.len() - got..]);
+            } else {
+                let buffered = match held {
+                    true => &self.held,
+                    false => self
+                        .input
+                        .fill_buf()
+                        .map_err(|e| SourceError::io(&self.what, e))?,
+                };
+                if buffered.is_empty() {
+                    self.done = true;
+                    break decoder.end_of_input();
+                }
+                let used = match decoder.decode(buffered) {
+                    Ok(used) => used,
+                    Err(e) => break Err(e),
+                };
+                unbroken = unbroken_after(unbroken, &buffered[..used]);
+                if !keeps_text {
+                    read.extend_from_slice(&buffered[..used]);
+                }
+                match held {
+                    true => drop(self.held.drain(..used)),
+                    false => self.input.consume(used),
+                }
             }
-            let used = match decoder.decode(buffered) {
-                Ok(used) => used,
-                Err(e) => break Err(e),
-            };
-            unbroken = match memchr::memrchr(b'\n', &buffered[..used]) {
-                Some(at) => used - at - 1,
-                None => unbroken + used,
-            };
             if unbroken as u64 > MAX_LINE_BYTES {
-                // The lines before it are read again one by one (the
-                // decoder holds a part of this one); the error comes next.
-                // This piece holds no line break (a break would have reset
-                // the count below the limit), so leaving it unread loses no
-                // line.
+                // The lines before it are read again one by one, and the
+                // error comes next. What was taken of this line holds no
+                // line break (a break would have reset the count below the
+                // limit), so dropping it with the line loses no other line.
                 let lines = line_breaks(decoder.taken_text().unwrap_or(read));
                 self.failed = Some(line_too_long(&self.what, &self.text, self.line + lines + 1));
                 break Err(ArrowError::ParseError("a line too long".into()));
-            }
-            if !keeps_text {
-                read.extend_from_slice(&buffered[..used]);
-            }
-            match first_row {
-                true => drop(self.first_row.drain(..used)),
-                false => self.input.consume(used),
             }
             if decoder.is_full() {
                 break Ok(());
@@ -252,7 +277,7 @@ impl Lines {
                 self.bulk = None;
                 // The line-by-line reading goes on from here: the first row
                 // must come before what is still in the input.
-                read.append(&mut self.first_row);
+                read.append(&mut self.held);
                 self.done = false;
                 Ok(Err(std::mem::take(read)))
             }
@@ -260,21 +285,41 @@ impl Lines {
     }
 
     /// Appends the lines of `read` (completed up to its line's end from the
-    /// input) to `chunk`, leaving out blank lines and the header.
+    /// input) to `chunk`, leaving out blank lines and the header, up to a
+    /// batch's rows: the plain decoder reads ahead of its batch, and the
+    /// lines past it are held for the next batch.
     fn split_lines(&mut self, mut read: Vec<u8>, chunk: &mut Chunk) -> Result<(), SourceError> {
         if self.failed.is_some() {
-            // The last line is the one too long to read: the lines before it.
+            // The last line is the one too long to read: the lines before
+            // it (fewer than a batch's: the decoder splits what it reads
+            // before reading on, and the batch was not full).
             let whole = read
                 .iter()
                 .rposition(|&b| b == b'\n')
                 .map_or(0, |at| at + 1);
             read.truncate(whole);
-        } else if !read.is_empty() && !read.ends_with(b"\n") && !self.read_line(&mut read)? {
-            read.push(b'\n'); // the last line, without a line break
         }
-        for line in read.split_inclusive(|&b| b == b'\n') {
+        let mut at = 0;
+        while at < read.len() {
+            if chunk.starts.len() >= BATCH_ROWS {
+                // The error branch of `decode_bulk` put what was held
+                // into `read`.
+                debug_assert!(self.held.is_empty());
+                self.held = read.split_off(at);
+                return Ok(());
+            }
+            let end = match memchr::memchr(b'\n', &read[at..]) {
+                Some(line_break) => at + line_break + 1,
+                None => {
+                    if !self.read_line(&mut read)? {
+                        read.push(b'\n'); // the last line, without a line break
+                    }
+                    read.len()
+                }
+            };
             self.line += 1;
-            self.add_line(line, chunk)?;
+            self.add_line(&read[at..end], chunk)?;
+            at = end;
         }
         Ok(())
     }
@@ -565,6 +610,15 @@ fn line_too_long(what: &str, text: &TextOptions, line: usize) -> SourceError {
     }
 }
 
+/// The bytes since the last line break once `more` follows `unbroken` such
+/// bytes.
+fn unbroken_after(unbroken: usize, more: &[u8]) -> usize {
+    match memchr::memrchr(b'\n', more) {
+        Some(at) => more.len() - at - 1,
+        None => unbroken + more.len(),
+    }
+}
+
 /// How many line breaks `bytes` holds.
 fn line_breaks(bytes: &[u8]) -> usize {
     memchr::memchr_iter(b'\n', bytes).count()
@@ -757,6 +811,25 @@ mod tests {
                     .eq((0..rows as i64).filter(|&s| s != bad as i64))
             );
         }
+    }
+
+    #[test]
+    fn lines_read_past_a_full_batch_start_the_next() {
+        // Short lines: one read takes more than a batch's rows, and the
+        // rows past it wait for the next batch, a bad line among them.
+        let rows = 5 * BATCH_ROWS;
+        let bad = 3 * BATCH_ROWS + 7;
+        let mut lines: Vec<Line> = (0..rows as i64).map(|i| Line::Good(i % 10)).collect();
+        lines[bad] = Line::BadValue;
+        let text = render(&lines, true, Format::Csv);
+        let good = (0..rows).filter(|&i| i != bad).map(|i| i as i64 % 10);
+        let read = read_all(source(&text, Format::Csv, OnError::Skip, false)).expect("skips");
+        assert!(read.into_iter().eq(good));
+        let error = read_all(source(&text, Format::Csv, OnError::Fail, false)).expect_err("fails");
+        assert!(
+            error.starts_with(&format!("t.csv, line {}:", bad + 2)),
+            "{error}"
+        );
     }
 
     #[test]

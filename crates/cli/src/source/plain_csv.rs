@@ -15,6 +15,7 @@
 //! that does not parse, text that is not UTF-8. The reader then decodes that
 //! batch with arrow-csv, which accepts it or names the bad line.
 
+use std::io::{self, Read};
 use std::sync::Arc;
 
 use arrow_array::builder::{BooleanBuilder, PrimitiveBuilder};
@@ -30,6 +31,7 @@ use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_cast::parse::{Parser, parse_decimal, string_to_datetime};
 use arrow_schema::{ArrowError, DataType, Schema, SchemaRef, TimeUnit};
 
+use super::buffer::Buffer;
 use super::decoder::FileColumns;
 use super::numbers::{plain_decimal, plain_decimal128, plain_integer};
 use super::structural::{BLOCK, classify};
@@ -39,7 +41,8 @@ use super::structural::{BLOCK, classify};
 /// a batch's text is refused beyond [`Offset::MAX`] bytes.
 type Offset = u32;
 
-/// The most bytes [`PlainCsv::decode`] takes in one call.
+/// The most bytes [`PlainCsv::decode`] takes, or [`PlainCsv::read_from`]
+/// reads, in one call.
 const PIECE: usize = 1 << 16;
 
 /// A push decoder, with arrow-csv's `Decoder` calls, for CSV whose columns
@@ -50,7 +53,8 @@ const PIECE: usize = 1 << 16;
 /// into `text` per record: where each cell starts, then one past the last
 /// cell's end (so cell `c` ends one byte before the next offset).
 /// `text[scanned..]` is the start of a record not yet complete, whose first
-/// `unbroken` bytes hold no line break.
+/// `unbroken` bytes hold no line break; or, once the batch is full, text
+/// read past its end for the next batch (see [`PlainCsv::read_from`]).
 ///
 /// An error leaves the decoder spent: the caller drops it, as it does
 /// arrow-csv's.
@@ -65,8 +69,8 @@ pub(super) struct PlainCsv {
     file_columns: usize,
     delimiter: u8,
     batch_rows: usize,
-    text: Vec<u8>,
-    bounds: Vec<Offset>,
+    text: Buffer<u8>,
+    bounds: Buffer<Offset>,
     rows: usize,
     /// The line breaks in `text[..scanned]`: one per record that ends with
     /// one, and one per blank line.
@@ -102,8 +106,8 @@ impl PlainCsv {
             file_columns: fields.len(),
             delimiter,
             batch_rows: batch_rows.max(1),
-            text: Vec::new(),
-            bounds: Vec::new(),
+            text: Buffer::default(),
+            bounds: Buffer::default(),
             rows: 0,
             line_breaks: 0,
             scanned: 0,
@@ -170,8 +174,31 @@ impl PlainCsv {
         })
     }
 
+    /// Reads up to a [`PIECE`] of `input` straight into the batch's text,
+    /// sparing the copy out of a read buffer; the bytes read, 0 at the end
+    /// of the input. [`Self::take_read`] then splits them. Unlike
+    /// [`Self::decode`], this takes every byte it reads: what lies past a
+    /// full batch's end starts the next batch.
+    pub(super) fn read_from(&mut self, input: &mut dyn Read) -> io::Result<usize> {
+        self.text.read_from(input, PIECE)
+    }
+
+    /// Splits the records read by [`Self::read_from`] (and those left from
+    /// the last batch) into cells, until the batch is full. The text of a
+    /// record not yet ended stays for the next read.
+    pub(super) fn take_read(&mut self) -> Result<(), ArrowError> {
+        if self.is_full() {
+            return Ok(());
+        }
+        if Offset::try_from(self.text.len() + 1).is_err() {
+            return Err(refused("a batch of more than 4 GiB of text"));
+        }
+        self.split(false).map(drop)
+    }
+
     /// The bytes taken since the last batch: the records split so far, and
-    /// the start of one not yet ended.
+    /// the start of one not yet ended (or, past a full batch, text read for
+    /// the next).
     pub(super) fn taken_text(&self) -> &[u8] {
         &self.text
     }
@@ -245,10 +272,6 @@ impl PlainCsv {
         let mut left = columns;
         bounds.push(start as Offset);
         let mut at_block = start;
-        // A block's bounds, kept until the block proves regular: a cell's
-        // end for each delimiter and line break, a record's start after
-        // each line break, so at most two per byte.
-        let mut found = [0 as Offset; 2 * BLOCK];
         while let Some(block) = text.get(at_block..).and_then(<[u8]>::first_chunk) {
             let masks = classify(block, *delimiter);
             if masks.others != 0 {
@@ -262,6 +285,11 @@ impl PlainCsv {
             let (mut ends, mut breaks) = (0, masks.newlines);
             let mut blank_line = false;
             let mut full = None;
+            // The block's bounds, written ahead and kept once the block
+            // proves regular: a cell's end for each delimiter and line
+            // break, a record's start after each line break, so at most two
+            // per byte.
+            let found = bounds.room(2 * BLOCK);
             while structural != 0 {
                 let bit = structural & structural.wrapping_neg();
                 let at = at_block + structural.trailing_zeros() as usize;
@@ -292,7 +320,7 @@ impl PlainCsv {
                 (start, left, rows) = before;
                 break;
             }
-            bounds.extend_from_slice(&found[..count]);
+            bounds.keep(count);
             if let Some(end) = full {
                 // In a regular block every record ends with a line break.
                 self.line_breaks += rows - self.rows;
@@ -379,8 +407,12 @@ impl PlainCsv {
         if self.rows == 0 {
             return Ok(None);
         }
-        // A batch ends where a record ends: full, or at the input's end.
-        debug_assert_eq!(self.scanned, self.text.len(), "a record is left half taken");
+        // A batch ends where a record ends: full (text read past it starts
+        // the next batch), or at the input's end.
+        debug_assert!(
+            self.is_full() || self.scanned == self.text.len(),
+            "a record is left half taken"
+        );
         let text = std::str::from_utf8(&self.text[..self.scanned])
             .map_err(|_| refused("text that is not UTF-8"))?;
         let cells = Cells {
@@ -402,7 +434,7 @@ impl PlainCsv {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let batch = RecordBatch::try_new(Arc::clone(&self.schema), arrays)?;
-        self.text.drain(..self.scanned);
+        self.text.remove_front(self.scanned);
         self.bounds.clear();
         self.rows = 0;
         self.line_breaks = 0;
@@ -425,7 +457,7 @@ fn record_end(text: &[u8], start: usize, at: usize) -> usize {
 /// Closes a record of `fields` cells ending at `end`, or refuses it when
 /// the file has another number of columns.
 fn finish_record(
-    bounds: &mut Vec<Offset>,
+    bounds: &mut Buffer<Offset>,
     fields: usize,
     file_columns: usize,
     end: usize,
