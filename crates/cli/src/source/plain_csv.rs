@@ -66,6 +66,10 @@ pub(super) struct PlainCsv {
     /// The schema's columns no query reads (by position; none when empty):
     /// their cells are split but not parsed, and come out NULL.
     unread: Vec<bool>,
+    /// The NULL array last made for each unread column, shared by every
+    /// batch of as many rows: a batch costs no zeroed buffer per such
+    /// column.
+    null_columns: Vec<Option<ArrayRef>>,
     file_columns: usize,
     delimiter: u8,
     batch_rows: usize,
@@ -103,6 +107,7 @@ impl PlainCsv {
             schema: Arc::new(schema),
             projection,
             unread: Vec::new(),
+            null_columns: Vec::new(),
             file_columns: fields.len(),
             delimiter,
             batch_rows: batch_rows.max(1),
@@ -119,6 +124,7 @@ impl PlainCsv {
     /// schema) unparsed: they come out as NULL, when their fields allow it.
     pub(super) fn leaving_unread(mut self, unread: &[bool]) -> Self {
         self.unread = unread.to_vec();
+        self.null_columns = vec![None; unread.len()];
         self
     }
 
@@ -413,6 +419,7 @@ impl PlainCsv {
             self.is_full() || self.scanned == self.text.len(),
             "a record is left half taken"
         );
+        let rows = self.rows;
         let text = std::str::from_utf8(&self.text[..self.scanned])
             .map_err(|_| refused("text that is not UTF-8"))?;
         let cells = Cells {
@@ -420,6 +427,7 @@ impl PlainCsv {
             bounds: &self.bounds,
             stride: self.file_columns + 1,
         };
+        let null_columns = &mut self.null_columns;
         let arrays = self
             .schema
             .fields()
@@ -427,9 +435,15 @@ impl PlainCsv {
             .zip(&self.projection)
             .enumerate()
             .map(|(i, (field, &column))| {
-                match field.is_nullable() && self.unread.get(i) == Some(&true) {
-                    true => Ok(new_null_array(field.data_type(), self.rows)),
-                    false => cells.array(field.data_type(), column, self.rows),
+                match (
+                    field.is_nullable() && self.unread.get(i) == Some(&true),
+                    null_columns.get_mut(i),
+                ) {
+                    (true, Some(Some(nulls))) if nulls.len() == rows => Ok(Arc::clone(nulls)),
+                    (true, Some(kept)) => Ok(Arc::clone(
+                        kept.insert(new_null_array(field.data_type(), rows)),
+                    )),
+                    _ => cells.array(field.data_type(), column, rows),
                 }
             })
             .collect::<Result<Vec<_>, _>>()?;
