@@ -13,7 +13,7 @@ mod stats;
 pub use numeric::{Avg, Count, Counted, PackedI128, Sum, Summable, Wide};
 pub use order::{
     ArgExtreme, Extreme, ExtremeCount, FirstLast, FloatExtreme, Lag, M4, M4Output, M4State,
-    MaybeF64,
+    RankedF64,
 };
 pub use stats::{
     Bivariate, BivariateKind, CoMoments, Geomean, Moments, RelVar, Variance, VarianceKind,

@@ -97,38 +97,52 @@ impl<T: Scalar, const MAX: bool> Aggregate for Extreme<T, MAX> {
 }
 
 /// `min(x)` / `max(x)` over DOUBLE: [`Extreme`]'s results in half the
-/// space. A window stores one aggregate per row, and `Option<f64>` takes 16
-/// bytes where this takes 8, so a window of floats spans half the cache
-/// lines.
+/// space, compared as integers. A window stores one aggregate per row, and
+/// `Option<f64>` takes 16 bytes where [`RankedF64`] takes 8, so a window of
+/// floats spans half the cache lines.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FloatExtreme<const MAX: bool>;
 
-/// An optional `f64` in 8 bytes: the bits of the value, or a signalling NaN
-/// no stored value has (stored NaNs are made quiet).
+/// An optional `f64` in 8 bytes, kept as its key in SQL's order, so that
+/// comparing two takes an integer comparison rather than the two keys'
+/// making (a `max` over a window makes three or four a row).
+///
+/// A value's key is its bits with those of a negative value flipped but
+/// for the sign (the usual total-order key: `-0.0` is -1, `0.0` is 0, and
+/// NaN, stored as `f64::NAN`, above +∞); the key is its own inverse. "No
+/// value" is the key that never wins, `i64::MIN` for `max` and `i64::MAX`
+/// for `min`: the keys of NaNs with every payload bit set (and, for
+/// `i64::MIN`, the sign), which no stored value has.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub struct MaybeF64(u64);
+pub struct RankedF64<const MAX: bool>(i64);
 
-impl MaybeF64 {
-    /// "No value": a signalling NaN. Values are stored through
-    /// [`MaybeF64::some`], which makes every NaN `f64::NAN` (quiet), so no
-    /// value has these bits.
-    const NONE: MaybeF64 = MaybeF64(0x7FF0_0000_0000_0001);
+impl<const MAX: bool> RankedF64<MAX> {
+    const NONE: Self = RankedF64(if MAX { i64::MIN } else { i64::MAX });
 
     /// `v`, with any NaN made `f64::NAN` (SQL does not tell NaNs apart).
     #[inline]
     fn some(v: f64) -> Self {
         let v = if v.is_nan() { f64::NAN } else { v };
-        debug_assert_ne!(v.to_bits(), Self::NONE.0);
-        MaybeF64(v.to_bits())
+        let ranked = RankedF64(total_order_key(v.to_bits() as i64));
+        debug_assert_ne!(ranked, Self::NONE);
+        ranked
     }
 
     #[inline]
     fn get(self) -> Option<f64> {
-        (self != Self::NONE).then(|| f64::from_bits(self.0))
+        (self != Self::NONE).then(|| f64::from_bits(total_order_key(self.0) as u64))
     }
 }
 
-impl std::fmt::Debug for MaybeF64 {
+/// A double's bits as an integer in the doubles' order, or such an integer
+/// back as the bits: negative doubles order backwards as integers, so all
+/// but the sign bit of those are flipped.
+#[inline(always)]
+fn total_order_key(bits: i64) -> i64 {
+    bits ^ ((bits >> 63) as u64 >> 1) as i64
+}
+
+impl<const MAX: bool> std::fmt::Debug for RankedF64<MAX> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.get().fmt(f)
     }
@@ -137,44 +151,31 @@ impl std::fmt::Debug for MaybeF64 {
 impl<const MAX: bool> FloatExtreme<MAX> {
     /// The older aggregate unless the younger strictly beats it.
     ///
-    /// Compares [`Self::rank`]s and selects rather than branching on the
-    /// values: which of two values is larger is a coin toss on most data,
-    /// and as branches they were mispredicted about twice per row of a
-    /// `max` over a ROWS window.
+    /// Compares keys and selects rather than branching on the values:
+    /// which of two values is larger is a coin toss on most data, and as
+    /// branches they were mispredicted about twice per row of a `max` over
+    /// a ROWS window. `-0.0` (key -1) and `0.0` (key 0) are equal in SQL,
+    /// so neither beats the other.
     #[inline]
-    fn pick(older: MaybeF64, younger: MaybeF64) -> MaybeF64 {
+    fn pick(older: RankedF64<MAX>, younger: RankedF64<MAX>) -> RankedF64<MAX> {
+        let (o, y) = (older.0, younger.0);
         let younger_wins = if MAX {
-            Self::rank(younger) > Self::rank(older)
+            (y > o) & ((y | o.wrapping_add(1)) != 0)
         } else {
-            Self::rank(younger) < Self::rank(older)
+            (y < o) & ((y.wrapping_add(1) | o) != 0)
         };
         std::hint::select_unpredictable(younger_wins, younger, older)
-    }
-
-    /// An integer in SQL's order of the values (`-0.0` ranks as `0.0`, NaN
-    /// above every number), with "no value" ranked where it never wins:
-    /// below everything for `max`, above everything for `min`.
-    #[inline(always)]
-    fn rank(m: MaybeF64) -> i64 {
-        const NEGATIVE_ZERO: u64 = 1 << 63;
-        let bits = if m.0 == NEGATIVE_ZERO { 0 } else { m.0 } as i64;
-        // Negative floats order backwards as integers: flip all but the
-        // sign bit of those (the usual total-order key). Stored NaNs are
-        // positive (`MaybeF64::some`), so NaN ranks above +∞.
-        let ordered = bits ^ ((bits >> 63) as u64 >> 1) as i64;
-        let none = if MAX { i64::MIN } else { i64::MAX };
-        if m == MaybeF64::NONE { none } else { ordered }
     }
 }
 
 impl<const MAX: bool> Monoid for FloatExtreme<MAX> {
-    type Agg = MaybeF64;
+    type Agg = RankedF64<MAX>;
     #[inline]
-    fn identity(&self) -> MaybeF64 {
-        MaybeF64::NONE
+    fn identity(&self) -> RankedF64<MAX> {
+        RankedF64::NONE
     }
     #[inline]
-    fn combine(&self, a: &MaybeF64, b: &MaybeF64) -> MaybeF64 {
+    fn combine(&self, a: &RankedF64<MAX>, b: &RankedF64<MAX>) -> RankedF64<MAX> {
         Self::pick(*a, *b)
     }
 }
@@ -182,10 +183,10 @@ impl<const MAX: bool> Monoid for FloatExtreme<MAX> {
 impl<const MAX: bool> Aggregate for FloatExtreme<MAX> {
     type Output = Option<f64>;
     #[inline]
-    fn lift<C: Columns>(&self, columns: &C, row: usize) -> MaybeF64 {
-        f64::read(columns, 0, row).map_or(MaybeF64::NONE, MaybeF64::some)
+    fn lift<C: Columns>(&self, columns: &C, row: usize) -> RankedF64<MAX> {
+        f64::read(columns, 0, row).map_or(RankedF64::NONE, RankedF64::some)
     }
-    fn lower(&self, agg: &MaybeF64) -> Result<Option<f64>, AggregateError> {
+    fn lower(&self, agg: &RankedF64<MAX>) -> Result<Option<f64>, AggregateError> {
         Ok(agg.get())
     }
 }
@@ -441,31 +442,64 @@ mod tests {
     use super::*;
 
     #[test]
-    fn no_input_float_has_the_no_value_bits() {
-        // Even a NaN carrying exactly those bits is stored as a value.
-        let sneaky = MaybeF64::some(f64::from_bits(MaybeF64::NONE.0));
-        assert_ne!(sneaky, MaybeF64::NONE);
-        assert!(sneaky.get().is_some_and(f64::is_nan));
-        assert_eq!(MaybeF64::NONE.get(), None);
+    fn no_input_float_has_the_no_value_key() {
+        // Even NaNs carrying exactly those keys' bits are stored as values.
+        for key in [i64::MIN, i64::MAX] {
+            let sneaky = f64::from_bits(total_order_key(key) as u64);
+            assert!(sneaky.is_nan());
+            let (max, min) = (
+                RankedF64::<true>::some(sneaky),
+                RankedF64::<false>::some(sneaky),
+            );
+            assert_ne!(max, RankedF64::NONE);
+            assert_ne!(min, RankedF64::NONE);
+            assert!(max.get().is_some_and(f64::is_nan));
+        }
+        assert_eq!(RankedF64::<true>::NONE.get(), None);
+        assert_eq!(RankedF64::<false>::NONE.get(), None);
+    }
+
+    #[test]
+    fn keys_order_as_the_doubles_and_give_them_back() {
+        let values = [
+            f64::NEG_INFINITY,
+            -2.5,
+            -f64::MIN_POSITIVE / 2.0,
+            -0.0,
+            0.0,
+            1e-300,
+            7.0,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        let keys: Vec<_> = values.iter().map(|&v| RankedF64::<true>::some(v)).collect();
+        assert!(keys.windows(2).all(|k| k[0].0 < k[1].0));
+        for (v, k) in values.iter().zip(&keys) {
+            assert_eq!(k.get().map(f64::to_bits), Some(v.to_bits()));
+        }
     }
 
     #[test]
     fn float_extreme_keeps_the_older_on_ties_and_ranks_nan_highest() {
         let max = FloatExtreme::<true>;
         let min = FloatExtreme::<false>;
-        let (neg_zero, zero) = (MaybeF64::some(-0.0), MaybeF64::some(0.0));
-        let bits = |m: MaybeF64| m.get().map(f64::to_bits);
-        assert_eq!(
-            bits(max.combine(&neg_zero, &zero)),
-            Some((-0.0f64).to_bits())
-        );
-        assert_eq!(bits(min.combine(&zero, &neg_zero)), Some(0.0f64.to_bits()));
-        let nan = MaybeF64::some(f64::NAN);
-        let big = MaybeF64::some(f64::INFINITY);
+        let bits = |v: Option<f64>| v.map(f64::to_bits);
+        for (older, younger) in [(-0.0, 0.0), (0.0, -0.0)] {
+            let (o, y) = (RankedF64::some(older), RankedF64::some(younger));
+            assert_eq!(bits(max.combine(&o, &y).get()), bits(Some(older)));
+            let (o, y) = (RankedF64::some(older), RankedF64::some(younger));
+            assert_eq!(bits(min.combine(&o, &y).get()), bits(Some(older)));
+        }
+        let (nan, big) = (RankedF64::some(f64::NAN), RankedF64::some(f64::INFINITY));
         assert!(max.combine(&big, &nan).get().is_some_and(f64::is_nan));
-        assert_eq!(min.combine(&nan, &big).get(), Some(f64::INFINITY));
         assert_eq!(max.combine(&max.identity(), &big), big);
         assert_eq!(max.combine(&big, &max.identity()), big);
+        let (nan, big) = (RankedF64::some(f64::NAN), RankedF64::some(f64::INFINITY));
+        assert_eq!(min.combine(&nan, &big).get(), Some(f64::INFINITY));
+        assert_eq!(
+            min.combine(&min.identity(), &nan).get().map(f64::is_nan),
+            Some(true)
+        );
     }
 
     /// Floats with the edge cases often: zeros of both signs, infinities,
@@ -496,14 +530,15 @@ mod tests {
         /// `Option<f64>` in SQL's order (`Extreme`), the general version.
         #[test]
         fn float_extreme_picks_as_extreme_does(older in maybe_float(), younger in maybe_float()) {
-            let as_stored = |v: Option<f64>| v.map_or(MaybeF64::NONE, MaybeF64::some);
+            fn as_stored<const MAX: bool>(v: Option<f64>) -> RankedF64<MAX> {
+                v.map_or(RankedF64::NONE, RankedF64::some)
+            }
             let bits = |v: Option<f64>| v.map(|x| if x.is_nan() { f64::NAN } else { x }.to_bits());
-            let (a, b) = (as_stored(older), as_stored(younger));
             let expected = Extreme::<f64, true>::default().combine(&older, &younger);
-            let got = FloatExtreme::<true>.combine(&a, &b);
+            let got = FloatExtreme::<true>.combine(&as_stored(older), &as_stored(younger));
             proptest::prop_assert_eq!(got.get().map(f64::to_bits), bits(expected));
             let expected = Extreme::<f64, false>::default().combine(&older, &younger);
-            let got = FloatExtreme::<false>.combine(&a, &b);
+            let got = FloatExtreme::<false>.combine(&as_stored(older), &as_stored(younger));
             proptest::prop_assert_eq!(got.get().map(f64::to_bits), bits(expected));
         }
     }
