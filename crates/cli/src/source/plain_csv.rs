@@ -295,11 +295,15 @@ impl PlainCsv {
             // proves regular: a cell's end for each delimiter and line
             // break, a record's start after each line break, so at most two
             // per byte.
-            let found = bounds.room(2 * BLOCK);
+            let Some(found) = bounds.room(2 * BLOCK).first_chunk_mut::<{ 2 * BLOCK }>() else {
+                break; // never: the room is as long as asked
+            };
             while structural != 0 {
                 let bit = structural & structural.wrapping_neg();
                 let at = at_block + structural.trailing_zeros() as usize;
-                found[count] = (at + 1) as Offset;
+                // At most two bounds a byte: `count` stays below the room's
+                // length, which the mask tells the compiler (no bounds check).
+                found[count % (2 * BLOCK)] = (at + 1) as Offset;
                 count += 1;
                 left -= 1;
                 if left == 0 {
@@ -315,7 +319,7 @@ impl PlainCsv {
                         full = Some(at + 1);
                         break;
                     }
-                    found[count] = (at + 1) as Offset;
+                    found[count % (2 * BLOCK)] = (at + 1) as Offset;
                     count += 1;
                     start = at + 1;
                     left = columns;
