@@ -275,8 +275,8 @@ impl Lines {
                     read.extend_from_slice(text);
                 }
                 self.bulk = None;
-                // The line-by-line reading goes on from here: the first row
-                // must come before what is still in the input.
+                // The line-by-line reading goes on from here: the text
+                // held back must come before what is still in the input.
                 read.append(&mut self.held);
                 self.done = false;
                 Ok(Err(std::mem::take(read)))
