@@ -23,6 +23,7 @@ use arrow_array::{
     Array, BooleanArray, LargeStringArray, PrimitiveArray, RecordBatch, StringArray,
     StringViewArray,
 };
+use arrow_buffer::NullBuffer;
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::{ArrowError, DataType, TimeUnit};
 
@@ -35,7 +36,9 @@ pub const TIMESTAMP_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.3f";
 /// How many rows ahead a column of doubles asks for its printed texts.
 const FLOAT_PREFETCH_ROWS: usize = 16;
 
-/// One column of a batch, ready to print a cell at a time.
+/// One column of a batch, ready to print a cell at a time. A plain tag
+/// (`repr(u8)`): the encoder matches on it for every cell.
+#[repr(u8)]
 enum Column<'a> {
     Int8(&'a PrimitiveArray<Int8Type>),
     Int16(&'a PrimitiveArray<Int16Type>),
@@ -46,7 +49,14 @@ enum Column<'a> {
     UInt32(&'a PrimitiveArray<UInt32Type>),
     UInt64(&'a PrimitiveArray<UInt64Type>),
     Float32(&'a PrimitiveArray<Float32Type>),
-    Float64(&'a PrimitiveArray<Float64Type>),
+    /// Doubles, and whether this batch looks them up in the output's table
+    /// of printed doubles ([`FloatTexts`]), with its lookups and hits so far.
+    Float64 {
+        values: &'a [f64],
+        table: bool,
+        lookups: u32,
+        hits: u32,
+    },
     Boolean(&'a BooleanArray),
     Utf8(&'a StringArray),
     LargeUtf8(&'a LargeStringArray),
@@ -62,7 +72,14 @@ enum Column<'a> {
 }
 
 impl<'a> Column<'a> {
-    fn new(array: &'a dyn Array, options: &FormatOptions<'a>) -> Result<Self, ArrowError> {
+    /// Column `index` of a batch: `array`, whose doubles (if any) look up
+    /// `texts` as it says.
+    fn new(
+        array: &'a dyn Array,
+        index: usize,
+        options: &FormatOptions<'a>,
+        texts: &FloatTexts,
+    ) -> Result<Self, ArrowError> {
         Ok(match array.data_type() {
             DataType::Int8 => Column::Int8(array.as_primitive()),
             DataType::Int16 => Column::Int16(array.as_primitive()),
@@ -73,7 +90,12 @@ impl<'a> Column<'a> {
             DataType::UInt32 => Column::UInt32(array.as_primitive()),
             DataType::UInt64 => Column::UInt64(array.as_primitive()),
             DataType::Float32 => Column::Float32(array.as_primitive()),
-            DataType::Float64 => Column::Float64(array.as_primitive()),
+            DataType::Float64 => Column::Float64 {
+                values: array.as_primitive::<Float64Type>().values(),
+                table: texts.looks_up(index),
+                lookups: 0,
+                hits: 0,
+            },
             DataType::Boolean => Column::Boolean(array.as_boolean()),
             DataType::Utf8 => Column::Utf8(array.as_string()),
             DataType::LargeUtf8 => Column::LargeUtf8(array.as_string()),
@@ -113,11 +135,11 @@ impl<'a> Column<'a> {
         })
     }
 
-    /// Appends row `row`'s cell (not null), in column `index`, to `out`.
+    /// Appends row `row`'s cell (not null) to `out`.
+    #[inline]
     fn write(
-        &self,
+        &mut self,
         row: usize,
-        index: usize,
         out: &mut Vec<u8>,
         scratch: &mut String,
         texts: &mut FloatTexts,
@@ -132,12 +154,19 @@ impl<'a> Column<'a> {
             Column::UInt32(a) => write_u64(out, a.value(row).into()),
             Column::UInt64(a) => write_u64(out, a.value(row)),
             Column::Float32(a) => write_float(out, a.value(row)),
-            Column::Float64(a) => {
-                if let Some(&ahead) = a.values().get(row + FLOAT_PREFETCH_ROWS) {
-                    texts.prefetch(index, ahead);
+            Column::Float64 {
+                values,
+                table: true,
+                lookups,
+                hits,
+            } => {
+                if let Some(&ahead) = values.get(row + FLOAT_PREFETCH_ROWS) {
+                    texts.prefetch(ahead);
                 }
-                texts.write(index, a.value(row), out, write_float::<f64>)
+                *lookups += 1;
+                *hits += u32::from(texts.write(values[row], out, write_float::<f64>));
             }
+            Column::Float64 { values, .. } => write_float(out, values[row]),
             Column::Boolean(a) => {
                 out.extend_from_slice(if a.value(row) { b"true" } else { b"false" });
             }
@@ -293,31 +322,59 @@ pub fn encode(
     let options = FormatOptions::default()
         .with_null("")
         .with_timestamp_format(Some(TIMESTAMP_FORMAT));
-    let columns = batch
+    texts.start_batch(batch.num_columns());
+    let mut cells = batch
         .columns()
         .iter()
-        .map(|array| Column::new(array.as_ref(), &options))
+        .enumerate()
+        .map(|(i, array)| Cells::new(array.as_ref(), i, &options, texts))
         .collect::<Result<Vec<_>, _>>()?;
-    let nulls: Vec<_> = batch.columns().iter().map(|a| a.logical_nulls()).collect();
+    let Some(last) = cells.len().checked_sub(1) else {
+        return Ok(());
+    };
     let mut scratch = String::new();
-    texts.start_batch(columns.len());
     for row in 0..batch.num_rows() {
         let line_start = out.len();
-        for (i, (column, nulls)) in columns.iter().zip(&nulls).enumerate() {
-            if i > 0 {
-                out.push(b',');
+        for (i, cell) in cells.iter_mut().enumerate() {
+            if cell.nulls.as_ref().is_none_or(|n| n.is_valid(row)) {
+                cell.column.write(row, out, &mut scratch, texts)?;
             }
-            if nulls.as_ref().is_none_or(|n| n.is_valid(row)) {
-                column.write(row, i, out, &mut scratch, texts)?;
-            }
+            out.push(if i == last { b'\n' } else { b',' });
         }
-        // A line holding one empty cell is quoted, or it would read as a blank line.
-        if out.len() == line_start {
-            out.extend_from_slice(b"\"\"");
+        // A line of one empty cell is quoted, or it would read as a blank
+        // line (a line of more cells holds their commas).
+        if out.len() == line_start + 1 {
+            out.pop();
+            out.extend_from_slice(b"\"\"\n");
         }
-        out.push(b'\n');
+    }
+    for (i, cell) in cells.iter().enumerate() {
+        if let Column::Float64 { lookups, hits, .. } = cell.column {
+            texts.count(i, lookups, hits);
+        }
     }
     Ok(())
+}
+
+/// A column and its nulls: none when it has no null (the common case is
+/// then one test a cell).
+struct Cells<'a> {
+    column: Column<'a>,
+    nulls: Option<NullBuffer>,
+}
+
+impl<'a> Cells<'a> {
+    fn new(
+        array: &'a dyn Array,
+        index: usize,
+        options: &FormatOptions<'a>,
+        texts: &FloatTexts,
+    ) -> Result<Self, ArrowError> {
+        Ok(Cells {
+            column: Column::new(array, index, options, texts)?,
+            nulls: array.logical_nulls().filter(|n| n.null_count() > 0),
+        })
+    }
 }
 
 #[cfg(test)]
