@@ -38,10 +38,17 @@ use crate::session::{Session, SessionError};
 /// output), which glibc's per-thread arenas handle slowly. A 2M-row replay
 /// of `max(v) OVER (ROWS 999 PRECEDING)` took 9 % less CPU and wall time.
 ///
-/// Built without transparent huge pages (`no_thp`): with them, a replay
-/// started right after another memory-hungry process (DuckDB on the same
-/// file) waited on the kernel compacting and zeroing huge pages, 163-221 ms
-/// against 157-171 without; on a quiet machine the two run alike.
+/// With transparent huge pages (mimalloc's default on Linux; set
+/// `MIMALLOC_ALLOW_THP=0` to turn them off): a query keeps one window per
+/// key, and with a thousand keys of a thousand rows each the windows'
+/// blocks span 16 MiB, more than the TLB covers in 4 KiB pages. Each row
+/// touches a few pages of a random key's window. With huge pages the `max`
+/// replay's windows thread took 67-96 CPU-ms instead of 84-123 (eight
+/// alternating runs in a fast and in a slow spell of the machine). An
+/// earlier build, whose windows thread was not its slowest, was built
+/// without them, after a replay started right after DuckDB waited on the
+/// kernel compacting memory (163-221 ms against 157-171); that did not
+/// recur in eighteen such rounds.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
