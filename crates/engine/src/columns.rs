@@ -3,31 +3,61 @@
 
 use std::sync::Arc;
 
-use arrow_array::TimestampMillisecondArray;
 use arrow_array::builder::{BooleanBuilder, StringBuilder};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
     Date32Type, Decimal128Type, Float64Type, Int64Type, TimestampMillisecondType,
 };
 use arrow_array::{
-    Array, ArrayRef, ArrowPrimitiveType, BooleanArray, Date32Array, Decimal128Array, Float64Array,
-    Int64Array, PrimitiveArray, StringArray, StructArray,
+    Array, ArrayRef, ArrowPrimitiveType, BooleanArray, Int64Array, PrimitiveArray, StringArray,
+    StructArray,
 };
-use arrow_buffer::{NullBuffer, NullBufferBuilder};
+use arrow_buffer::{ArrowNativeType, NullBuffer, NullBufferBuilder};
 use arrow_schema::{DataType, Field, Fields, TimeUnit};
 use sliq_aggregates::{Columns, OutputSink, OutputType, ValueType};
 
 /// One argument column, downcast once per batch.
 enum Arg<'a> {
     Boolean(&'a BooleanArray),
-    Int64(&'a Int64Array),
-    Timestamp(&'a TimestampMillisecondArray),
-    Date(&'a Date32Array),
-    Float64(&'a Float64Array),
+    Int64(Values<'a, i64>),
+    Timestamp(Values<'a, i64>),
+    Date(Values<'a, i32>),
+    Float64(Values<'a, f64>),
     Utf8(&'a StringArray),
-    Decimal(&'a Decimal128Array),
+    Decimal(Values<'a, i128>),
     /// A type the aggregate cannot read: every value reads as NULL.
     Unreadable,
+}
+
+/// A primitive column's values and its nulls (none when it has no NULL),
+/// taken out of the array once per batch: a read of row `row` then loads
+/// the value without going through the array's buffers.
+struct Values<'a, T> {
+    values: &'a [T],
+    nulls: Option<&'a NullBuffer>,
+}
+
+impl<'a, T: ArrowNativeType> Values<'a, T> {
+    fn of<P: ArrowPrimitiveType<Native = T>>(array: &'a PrimitiveArray<P>) -> Self {
+        Values {
+            values: array.values().as_ref(),
+            nulls: array.nulls().filter(|n| n.null_count() > 0),
+        }
+    }
+
+    #[inline(always)]
+    fn is_valid(&self, row: usize) -> bool {
+        row < self.values.len() && self.nulls.is_none_or(|n| n.is_valid(row))
+    }
+
+    /// Row `row`'s value; `None` for a NULL (or a row past the end).
+    #[inline(always)]
+    fn get(&self, row: usize) -> Option<T> {
+        match self.nulls {
+            Some(nulls) if nulls.is_null(row) => None,
+            _ => self.values.get(row).copied(),
+        }
+    }
 }
 
 /// A batch's argument arrays, in the canonical types of
@@ -43,14 +73,16 @@ impl<'a> ArrowColumns<'a> {
             .iter()
             .map(|a| match a.data_type() {
                 DataType::Boolean => Arg::Boolean(a.as_boolean()),
-                DataType::Int64 => Arg::Int64(a.as_primitive::<Int64Type>()),
+                DataType::Int64 => Arg::Int64(Values::of(a.as_primitive::<Int64Type>())),
                 DataType::Timestamp(TimeUnit::Millisecond, _) => {
-                    Arg::Timestamp(a.as_primitive::<TimestampMillisecondType>())
+                    Arg::Timestamp(Values::of(a.as_primitive::<TimestampMillisecondType>()))
                 }
-                DataType::Date32 => Arg::Date(a.as_primitive::<Date32Type>()),
-                DataType::Float64 => Arg::Float64(a.as_primitive::<Float64Type>()),
+                DataType::Date32 => Arg::Date(Values::of(a.as_primitive::<Date32Type>())),
+                DataType::Float64 => Arg::Float64(Values::of(a.as_primitive::<Float64Type>())),
                 DataType::Utf8 => Arg::Utf8(a.as_string::<i32>()),
-                DataType::Decimal128(_, _) => Arg::Decimal(a.as_primitive::<Decimal128Type>()),
+                DataType::Decimal128(_, _) => {
+                    Arg::Decimal(Values::of(a.as_primitive::<Decimal128Type>()))
+                }
                 _ => Arg::Unreadable,
             })
             .collect();
@@ -76,9 +108,8 @@ impl Columns for ArrowColumns<'_> {
     #[inline]
     fn i64(&self, arg: usize, row: usize) -> Option<i64> {
         match self.args.get(arg) {
-            Some(Arg::Int64(a)) => a.is_valid(row).then(|| a.value(row)),
-            Some(Arg::Timestamp(a)) => a.is_valid(row).then(|| a.value(row)),
-            Some(Arg::Date(a)) => a.is_valid(row).then(|| a.value(row) as i64),
+            Some(Arg::Int64(a) | Arg::Timestamp(a)) => a.get(row),
+            Some(Arg::Date(a)) => a.get(row).map(i64::from),
             _ => None,
         }
     }
@@ -86,7 +117,7 @@ impl Columns for ArrowColumns<'_> {
     #[inline]
     fn f64(&self, arg: usize, row: usize) -> Option<f64> {
         match self.args.get(arg) {
-            Some(Arg::Float64(a)) => a.is_valid(row).then(|| a.value(row)),
+            Some(Arg::Float64(a)) => a.get(row),
             _ => None,
         }
     }
@@ -110,7 +141,7 @@ impl Columns for ArrowColumns<'_> {
     #[inline]
     fn decimal(&self, arg: usize, row: usize) -> Option<i128> {
         match self.args.get(arg) {
-            Some(Arg::Decimal(a)) => a.is_valid(row).then(|| a.value(row)),
+            Some(Arg::Decimal(a)) => a.get(row),
             _ => None,
         }
     }
