@@ -52,7 +52,9 @@ struct ColumnUse {
 
 /// The texts of one output's doubles, and how its columns use them.
 pub struct FloatTexts {
-    entries: Box<[Entry]>,
+    /// Indexed by [`entry_index`], which is below [`ENTRIES`] by its shift:
+    /// an array, so a lookup carries no bounds check.
+    entries: Box<[Entry; ENTRIES]>,
     columns: Vec<ColumnUse>,
 }
 
@@ -64,7 +66,7 @@ impl Default for FloatTexts {
             text: [0; TEXT_BYTES],
         };
         FloatTexts {
-            entries: vec![empty; ENTRIES].into_boxed_slice(),
+            entries: Box::new([empty; ENTRIES]),
             columns: Vec::new(),
         }
     }
