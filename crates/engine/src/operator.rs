@@ -235,6 +235,10 @@ impl<A: Aggregate, K: KeyWindow<A>> AggregateOperator for WindowOperator<A, K> {
         }
         let columns = ArrowColumns::new(args);
         let mut results = BatchResults::new(&self.output, key_ids.len());
+        // As long as the rows (the frame pass made them so): then indexing
+        // them by row checks nothing.
+        let late = &frame.late[..key_ids.len()];
+        let evictions = &frame.evictions[..key_ids.len()];
         for (row, &key) in key_ids.iter().enumerate() {
             // Windows of different keys live far apart in memory: fetch the
             // ones a few rows ahead in two stages (window struct, then its
@@ -248,13 +252,13 @@ impl<A: Aggregate, K: KeyWindow<A>> AggregateOperator for WindowOperator<A, K> {
             if let Some(&ahead) = key_ids.get(row + PREFETCH_SLOTS) {
                 self.windows[ahead as usize].prefetch_slots();
             }
-            if frame.late[row] {
+            if late[row] {
                 results.push_null();
                 continue;
             }
             let window = &mut self.windows[key as usize];
             window.insert_row(&self.aggregate, &columns, filter, row);
-            for _ in 0..frame.evictions[row] {
+            for _ in 0..evictions[row] {
                 window.evict();
             }
             results.push(self.aggregate.lower(&window.query()), frame, row);
