@@ -327,8 +327,13 @@ pub fn encode(
         .columns()
         .iter()
         .enumerate()
-        .map(|(i, array)| Cells::new(array.as_ref(), i, &options, texts))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|(i, array)| {
+            Ok(Cells {
+                column: Column::new(array.as_ref(), i, &options, texts)?,
+                nulls: array.logical_nulls().filter(|n| n.null_count() > 0),
+            })
+        })
+        .collect::<Result<Vec<_>, ArrowError>>()?;
     let Some(last) = cells.len().checked_sub(1) else {
         return Ok(());
     };
@@ -361,20 +366,6 @@ pub fn encode(
 struct Cells<'a> {
     column: Column<'a>,
     nulls: Option<NullBuffer>,
-}
-
-impl<'a> Cells<'a> {
-    fn new(
-        array: &'a dyn Array,
-        index: usize,
-        options: &FormatOptions<'a>,
-        texts: &FloatTexts,
-    ) -> Result<Self, ArrowError> {
-        Ok(Cells {
-            column: Column::new(array, index, options, texts)?,
-            nulls: array.logical_nulls().filter(|n| n.null_count() > 0),
-        })
-    }
 }
 
 #[cfg(test)]
