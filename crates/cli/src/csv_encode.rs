@@ -50,11 +50,11 @@ enum Column<'a> {
     UInt64(&'a PrimitiveArray<UInt64Type>),
     Float32(&'a PrimitiveArray<Float32Type>),
     /// Doubles, and whether this batch looks them up in the output's table
-    /// of printed doubles ([`FloatTexts`]), with its lookups and hits so far.
+    /// of printed doubles ([`FloatTexts`]), with its hits so far (it looks
+    /// up each value that is not NULL).
     Float64 {
         values: &'a [f64],
         table: bool,
-        lookups: u32,
         hits: u32,
     },
     Boolean(&'a BooleanArray),
@@ -93,7 +93,6 @@ impl<'a> Column<'a> {
             DataType::Float64 => Column::Float64 {
                 values: array.as_primitive::<Float64Type>().values(),
                 table: texts.looks_up(index),
-                lookups: 0,
                 hits: 0,
             },
             DataType::Boolean => Column::Boolean(array.as_boolean()),
@@ -157,13 +156,11 @@ impl<'a> Column<'a> {
             Column::Float64 {
                 values,
                 table: true,
-                lookups,
                 hits,
             } => {
                 if let Some(&ahead) = values.get(row + FLOAT_PREFETCH_ROWS) {
                     texts.prefetch(ahead);
                 }
-                *lookups += 1;
                 *hits += u32::from(texts.write(values[row], out, write_float::<f64>));
             }
             Column::Float64 { values, .. } => write_float(out, values[row]),
@@ -354,7 +351,12 @@ pub fn encode(
         }
     }
     for (i, cell) in cells.iter().enumerate() {
-        if let Column::Float64 { lookups, hits, .. } = cell.column {
+        if let Column::Float64 {
+            table: true, hits, ..
+        } = cell.column
+        {
+            let nulls = cell.nulls.as_ref().map_or(0, NullBuffer::null_count);
+            let lookups = u32::try_from(batch.num_rows() - nulls).unwrap_or(u32::MAX);
             texts.count(i, lookups, hits);
         }
     }
