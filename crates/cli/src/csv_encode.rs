@@ -332,6 +332,10 @@ pub fn encode(
         })
         .collect::<Result<Vec<_>, ArrowError>>()?;
     let Some(last) = cells.len().checked_sub(1) else {
+        // Rows without columns: each an empty line, quoted so it is read.
+        for _ in 0..batch.num_rows() {
+            out.extend_from_slice(b"\"\"\n");
+        }
         return Ok(());
     };
     let mut scratch = String::new();
@@ -562,6 +566,18 @@ mod tests {
         ]))]);
         assert_eq!(ours(&b), "\"\"\n\"\"\nx\n");
         assert_eq!(ours(&b), arrow_csv(&b));
+    }
+
+    #[test]
+    fn rows_without_columns_print_as_quoted_empty_lines() {
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(2));
+        let b = RecordBatch::try_new_with_options(
+            Arc::new(arrow_schema::Schema::empty()),
+            vec![],
+            &options,
+        )
+        .expect("a batch of rows without columns");
+        assert_eq!(ours(&b), "\"\"\n\"\"\n");
     }
 
     #[test]
