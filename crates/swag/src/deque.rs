@@ -5,8 +5,9 @@
 //!
 //! Every element has an absolute position: the first element ever pushed is
 //! at 0, and positions never shift when the front is popped. The aggregators
-//! keep their sublist boundaries as crate-internal [`Cursor`]s: a position plus
-//! the block that holds it, so stepping, reading and writing never search.
+//! keep their sublist boundaries as crate-internal [`Cursor`]s: the address
+//! of a slot plus the size of the block that holds it, so stepping, reading
+//! and writing never search and never read a block's header on the way.
 //!
 //! All `unsafe` code of the crate lives in this module.
 
@@ -16,7 +17,8 @@ use std::marker::PhantomData;
 use std::mem::{self, MaybeUninit};
 use std::ptr;
 
-/// The smallest block, in elements: a window of one element costs this much.
+/// The smallest block holds at least this many elements: a window of one
+/// element costs one such block.
 pub const MIN_BLOCK: usize = 4;
 
 /// Elements at least this large are prefetched whole (every cache line),
@@ -29,7 +31,8 @@ pub(crate) const LARGE_ELEMENT_BYTES: usize = 256;
 /// How many slots ahead a stepping cursor prefetches a large element.
 const SLOT_LOOKAHEAD: usize = 2;
 
-/// Blocks grow up to about this many bytes (and at least [`MIN_BLOCK`] elements).
+/// Blocks grow up to this many bytes, header included (or to the smallest
+/// block, for elements so large that it is larger).
 const MAX_BLOCK_BYTES: usize = 8 * 1024;
 
 /// A deque of small elements holding at least this many bytes *streams*:
@@ -41,10 +44,10 @@ const MAX_BLOCK_BYTES: usize = 8 * 1024;
 /// where it changes pages: rounds of a 2^20- or 2^22-element DABA Lite had
 /// a p99.99 of 400-700 ns against 50-80 ns for a cached one. A streaming
 /// deque's blocks are pages, so a position changes pages only where it
-/// enters a block, and a step stays one comparison: the block-end test it
-/// makes anyway. (Streaming cursors first prefetched 512 bytes ahead at
-/// every step, which cost every step of every deque a test of the mode and
-/// put both kinds of step in every caller.)
+/// enters a block, and a step stays one test: the block-end test it makes
+/// anyway. (Streaming cursors first prefetched 512 bytes ahead at every
+/// step, which cost every step of every deque a test of the mode and put
+/// both kinds of step in every caller.)
 ///
 /// Smaller deques do not: a cached window does not need it, and if one of
 /// many windows (one per key), a line prefetched that far ahead would be
@@ -55,13 +58,11 @@ const STREAM_MIN_BYTES: usize = 1 << 20;
 const STREAM_STOP_BYTES: usize = STREAM_MIN_BYTES / 2;
 
 /// A deque of small elements holding at least this many bytes links page
-/// blocks ([`PAGE_BYTES`], page-aligned), so that by the time it streams
-/// nearly all its blocks are page blocks: streaming cursors in unaligned
-/// blocks of two pages still stalled now and then (p99.99 160-250 ns against
-/// 85-105 in page blocks), and replacing the blocks it had would allocate in
-/// the middle of the stream. Smaller deques keep unaligned blocks: page
-/// alignment puts every block header in the same cache sets, which cost the
-/// engine's ROWS 999 query over 1,000 keys about 10 % of its throughput.
+/// blocks ([`PAGE_BYTES`]), so that by the time it streams nearly all its
+/// blocks are page blocks: streaming cursors in blocks of two pages still
+/// stalled now and then (p99.99 160-250 ns against 85-105 in page blocks),
+/// and replacing the blocks it had would allocate in the middle of the
+/// stream.
 const PAGE_BLOCKS_MIN_BYTES: usize = 64 * 1024;
 
 /// How much of the next block a position entering a block of a streaming
@@ -71,14 +72,18 @@ const PAGE_BLOCKS_MIN_BYTES: usize = 64 * 1024;
 /// whole next page made the tail slower (the burst of prefetches waits).
 const STREAM_AHEAD_BYTES: usize = 512;
 
-/// The size and alignment of a large deque's blocks, header included, so
-/// that a cursor changes pages only where it changes blocks.
+/// The size of a page block, header included.
 const PAGE_BYTES: usize = 4096;
 
-/// One block of the list: this header, then `cap` slots in the same
-/// allocation (one pointer chase from a cursor to its element). Slots
-/// `[start, start + cap)` in absolute positions; only the slots inside the
-/// deque's `[front, end)` are initialized.
+/// The header of one block of the list. A block is a power-of-two number
+/// of bytes, aligned to its size: this header at its start, then padding,
+/// then `cap` slots that end exactly at the block's end. So a slot address
+/// tells its block (the address with the low bits cleared) and whether it
+/// is the block's end (they are all clear) or first slot (they are below
+/// the header's size plus one slot) from the block's size alone: no step
+/// reads a header until it leaves its block. Slots hold absolute positions
+/// `[start, start + cap)`; only the slots inside the deque's `[front, end)`
+/// are initialized.
 ///
 /// Blocks are only ever handled through raw pointers to their allocation,
 /// so that slot pointers keep the provenance of the whole allocation.
@@ -88,63 +93,68 @@ struct Block<T> {
     next: *mut Block<T>,
     /// Absolute position of the first slot.
     start: usize,
-    /// `start + cap`, kept so that cursor steps compare one field.
-    limit: usize,
-    cap: usize,
-    /// Where the slots begin (aligned for `T`).
-    slots: [MaybeUninit<T>; 0],
+    /// The block's size in bytes, minus one.
+    mask: usize,
+    _slots: PhantomData<T>,
 }
 
 impl<T> Block<T> {
-    /// Bytes before the first slot.
-    const HEADER_BYTES: usize = mem::offset_of!(Block<T>, slots);
+    /// Bytes of the header.
+    const HEADER_BYTES: usize = mem::size_of::<Block<T>>();
 
     /// Whether `T` is a large element (see [`LARGE_ELEMENT_BYTES`]).
     const LARGE: bool = mem::size_of::<T>() >= LARGE_ELEMENT_BYTES;
 
-    /// Slots of a page block (see [`PAGE_BLOCKS_MIN_BYTES`]): as many as fit in
-    /// [`PAGE_BYTES`] with the header.
-    const PAGE_CAP: usize = match mem::size_of::<T>() {
-        0 => 0,
-        size => (PAGE_BYTES - Self::HEADER_BYTES) / size,
+    /// Bytes from one slot to the next: the element's size, and 1 for a
+    /// zero-sized element, so that the slots of a block still have distinct
+    /// addresses for cursors to compare (they are never read through).
+    const STRIDE: usize = if mem::size_of::<T>() == 0 {
+        1
+    } else {
+        mem::size_of::<T>()
+    };
+
+    /// The smallest block: [`MIN_BLOCK`] slots and the header, rounded up to
+    /// a power of two (and at least the element's alignment).
+    const MIN_BYTES: usize = {
+        let bytes = (Self::HEADER_BYTES + MIN_BLOCK * Self::STRIDE).next_power_of_two();
+        if bytes < mem::align_of::<T>() {
+            mem::align_of::<T>()
+        } else {
+            bytes
+        }
+    };
+
+    /// The largest block (see [`MAX_BLOCK_BYTES`]).
+    const MAX_BYTES: usize = if Self::MIN_BYTES > MAX_BLOCK_BYTES {
+        Self::MIN_BYTES
+    } else {
+        MAX_BLOCK_BYTES
     };
 
     /// Whether deques of `T` may stream and link page blocks (see
     /// [`STREAM_MIN_BYTES`]): small elements only (large ones are prefetched
-    /// whole at every step anyway), and only if page blocks are told apart
-    /// from the others by their capacity, which is never a power of two.
+    /// whole at every step anyway).
     const STREAMS: bool = mem::size_of::<T>() != 0
         && !Self::LARGE
-        && Self::PAGE_CAP >= MIN_BLOCK
-        && !Self::PAGE_CAP.is_power_of_two();
+        && PAGE_BYTES >= Self::MIN_BYTES
+        && PAGE_BYTES <= Self::MAX_BYTES;
 
-    /// Whether a block of `cap` slots is a page block.
-    const fn is_page_cap(cap: usize) -> bool {
-        Self::STREAMS && cap == Self::PAGE_CAP
+    /// Slots in a block of `bytes`.
+    const fn cap(bytes: usize) -> usize {
+        (bytes - Self::HEADER_BYTES) / Self::STRIDE
     }
 
-    /// The allocation of a block of `cap` slots; a page block is page-aligned.
-    fn layout(cap: usize) -> Layout {
-        // Block capacities are small (see `MAX_BLOCK_BYTES`), so neither step
-        // can overflow.
-        let slots = Layout::array::<MaybeUninit<T>>(cap).expect("block capacity is bounded");
-        let (layout, _) = Layout::new::<Block<T>>()
-            .extend(slots)
-            .expect("block capacity is bounded");
-        let layout = if Self::is_page_cap(cap) {
-            debug_assert!(layout.size() <= PAGE_BYTES);
-            layout
-                .align_to(PAGE_BYTES)
-                .expect("a page is a valid alignment")
-        } else {
-            layout
-        };
-        layout.pad_to_align()
+    /// The allocation of a block of `bytes` (a power of two, at least
+    /// [`Self::MIN_BYTES`]): aligned to its size.
+    fn layout(bytes: usize) -> Layout {
+        debug_assert!(bytes.is_power_of_two() && bytes >= Self::MIN_BYTES);
+        Layout::from_size_align(bytes, bytes).expect("block sizes are small powers of two")
     }
 
-    /// A new, unlinked block with `cap` uninitialized slots.
-    fn allocate(cap: usize) -> *mut Block<T> {
-        let layout = Self::layout(cap);
+    /// A new, unlinked block of `bytes` with uninitialized slots.
+    fn allocate(bytes: usize) -> *mut Block<T> {
+        let layout = Self::layout(bytes);
         // SAFETY: the layout has a non-zero size (the header).
         let block = unsafe { alloc::alloc(layout) }.cast::<Block<T>>();
         if block.is_null() {
@@ -156,9 +166,8 @@ impl<T> Block<T> {
                 prev: ptr::null_mut(),
                 next: ptr::null_mut(),
                 start: 0,
-                limit: cap,
-                cap,
-                slots: [],
+                mask: bytes - 1,
+                _slots: PhantomData,
             });
         }
         block
@@ -169,92 +178,97 @@ impl<T> Block<T> {
     /// # Safety
     /// `block` came from [`Block::allocate`] and is not used afterwards.
     unsafe fn free(block: *mut Block<T>) {
-        // SAFETY: allocated with this layout (same `cap`); the header needs
+        // SAFETY: allocated with this layout (same size); the header needs
         // no drop and the slots hold no element.
-        unsafe { alloc::dealloc(block.cast(), Self::layout((*block).cap)) }
+        unsafe { alloc::dealloc(block.cast(), Self::layout((*block).mask + 1)) }
     }
 
-    /// Places the block at absolute positions `[start, start + cap)`.
+    /// The block's size in bytes.
     ///
     /// # Safety
     /// `block` is a live block.
-    unsafe fn place_at(block: *mut Block<T>, start: usize) {
+    unsafe fn bytes(block: *mut Block<T>) -> usize {
         // SAFETY: by the caller's contract.
-        unsafe {
-            (*block).start = start;
-            (*block).limit = start + (*block).cap;
-        }
+        unsafe { (*block).mask + 1 }
     }
 
-    /// Bytes from one slot to the next: the element's size, and 1 for a
-    /// zero-sized element, so that the slots of a block still have distinct
-    /// addresses for cursors to compare (they are never read through).
-    const STRIDE: usize = if mem::size_of::<T>() == 0 {
-        1
-    } else {
-        mem::size_of::<T>()
-    };
-
-    /// Where the block's slots begin: an address computation, nothing is
-    /// read.
+    /// The first slot of a block of `mask + 1` bytes: an address
+    /// computation, nothing is read.
     #[inline(always)]
-    fn base(block: *mut Block<T>) -> *mut MaybeUninit<T> {
+    fn first_slot(block: *mut Block<T>, mask: usize) -> *mut MaybeUninit<T> {
+        let bytes = mask.wrapping_add(1);
         block
             .cast::<u8>()
-            .wrapping_add(Self::HEADER_BYTES)
-            .cast::<MaybeUninit<T>>()
+            .wrapping_add(bytes - Self::cap(bytes) * Self::STRIDE)
+            .cast()
     }
 
-    /// The cursor slot of absolute position `pos` (see [`Cursor`]).
+    /// One past the last slot of a block of `mask + 1` bytes: the block's
+    /// end.
+    #[inline(always)]
+    fn limit(block: *mut Block<T>, mask: usize) -> *mut MaybeUninit<T> {
+        block.cast::<u8>().wrapping_add(mask.wrapping_add(1)).cast()
+    }
+
+    /// The block holding `slot`, one of its slots (not its limit).
+    #[inline(always)]
+    fn of(slot: *mut MaybeUninit<T>, mask: usize) -> *mut Block<T> {
+        slot.cast::<u8>()
+            .wrapping_sub(slot.addr() & mask)
+            .cast::<Block<T>>()
+    }
+
+    /// Whether `slot`, one past a slot of a block of `mask + 1` bytes, is
+    /// that block's limit. No load.
+    #[inline(always)]
+    fn is_limit(slot: *mut MaybeUninit<T>, mask: usize) -> bool {
+        slot.addr() & mask == 0
+    }
+
+    /// Whether `slot`, a slot of a block of `mask + 1` bytes, is its first:
+    /// the first slot begins within one stride after the header. No load.
+    #[inline(always)]
+    fn is_first(slot: *mut MaybeUninit<T>, mask: usize) -> bool {
+        slot.addr() & mask < Self::HEADER_BYTES + Self::STRIDE
+    }
+
+    /// The cursor slot of absolute position `pos`.
     ///
     /// # Safety
     /// `block` is a live block and `start <= pos <= start + cap`.
     #[inline]
-    unsafe fn cursor_slot(block: *mut Block<T>, pos: usize) -> *mut MaybeUninit<T> {
+    unsafe fn slot_of(block: *mut Block<T>, pos: usize) -> *mut MaybeUninit<T> {
         // SAFETY: the header is readable by the caller's contract.
-        let index = pos - unsafe { (*block).start };
-        Self::base(block).wrapping_byte_add(index * Self::STRIDE)
+        unsafe {
+            let index = pos - (*block).start;
+            Self::first_slot(block, (*block).mask).wrapping_byte_add(index * Self::STRIDE)
+        }
     }
 
-    /// One past the block's last cursor slot.
-    ///
-    /// # Safety
-    /// `block` is a live block.
-    #[inline(always)]
-    unsafe fn cursor_limit(block: *mut Block<T>) -> *mut MaybeUninit<T> {
-        // SAFETY: the header is readable by the caller's contract.
-        Self::base(block).wrapping_byte_add(unsafe { (*block).cap } * Self::STRIDE)
-    }
-
-    /// The absolute position of the cursor slot `slot` of `block`.
+    /// The absolute position of `slot`, a slot of `block`.
     ///
     /// # Safety
     /// `block` is a live block and `slot` one of its cursor slots.
-    #[inline]
-    unsafe fn cursor_pos(block: *mut Block<T>, slot: *mut MaybeUninit<T>) -> usize {
+    unsafe fn pos_of(block: *mut Block<T>, slot: *mut MaybeUninit<T>) -> usize {
         // SAFETY: the header is readable by the caller's contract.
-        unsafe { (*block).start + (slot.addr() - Self::base(block).addr()) / Self::STRIDE }
+        unsafe {
+            let first = Self::first_slot(block, (*block).mask);
+            (*block).start + (slot.addr() - first.addr()) / Self::STRIDE
+        }
     }
 
-    /// Prefetches the element at absolute position `pos` as if the block's
-    /// slots began at position `start`: the line holding it, or every line
-    /// of a large one. Only an address is computed (wrapping), nothing is
-    /// read, and prefetching never faults: a position outside the block
-    /// merely wastes the prefetch.
+    /// Prefetches the element at `slot`: the line holding it, or every line
+    /// of a large one. Only an address is taken, nothing is read, and
+    /// prefetching never faults: a slot outside the block merely wastes the
+    /// prefetch.
     #[inline(always)]
-    fn prefetch_at(block: *mut Block<T>, start: usize, pos: usize) {
-        let slot = block
-            .cast::<u8>()
-            .wrapping_add(Self::HEADER_BYTES)
-            .cast::<MaybeUninit<T>>()
-            .wrapping_add(pos.wrapping_sub(start))
-            .cast::<u8>();
+    fn prefetch_slot(slot: *mut MaybeUninit<T>) {
+        let slot = slot.cast::<u8>();
         if Self::LARGE {
             // The lines from the slot's first byte on, not every line it
-            // spans (`crate::prefetch_value`): slots follow the header, so
-            // a 512-byte one straddles a ninth line, and fetching that too
-            // made `bloom` rounds 2-4 % slower (paper runner, n = 2^10 to
-            // 2^16, four alternating runs on 2026-12-04).
+            // spans (`crate::prefetch_value`): fetching a ninth line of a
+            // 512-byte slot made `bloom` rounds 2-4 % slower (paper runner,
+            // n = 2^10 to 2^16, four alternating runs on 2026-12-04).
             for line in (0..mem::size_of::<T>()).step_by(64) {
                 crate::prefetch(slot.wrapping_add(line));
             }
@@ -263,79 +277,63 @@ impl<T> Block<T> {
         }
     }
 
-    /// For a cursor of large elements that has just stepped forward to
-    /// `pos`, in `block` or (if `pos` is its limit) just past it: prefetches
-    /// the element [`SLOT_LOOKAHEAD`] positions further, in this block or
-    /// the next, and the next block's header before it is read. Returns
-    /// whether `pos` is the block's limit (the cursor has left it): the
-    /// common case costs one comparison.
+    /// For a cursor of large elements that has just stepped forward from
+    /// `from` to `to` (`from`'s successor slot, or the block's limit):
+    /// prefetches the element [`SLOT_LOOKAHEAD`] slots further, in this block
+    /// or the next, and the next block's header before it is read.
     ///
     /// # Safety
-    /// `block` is a live block; `start <= pos <= limit`.
+    /// `from` is a slot of a live block of `mask + 1` bytes.
     #[inline(always)]
-    unsafe fn prefetch_large_ahead(block: *mut Block<T>, pos: usize) -> bool {
-        let ahead = pos + SLOT_LOOKAHEAD;
-        // SAFETY: by the caller's contract the header is readable.
+    unsafe fn prefetch_large_ahead(
+        from: *mut MaybeUninit<T>,
+        to: *mut MaybeUninit<T>,
+        mask: usize,
+    ) {
+        let block = Self::of(from, mask);
+        let limit = Self::limit(block, mask);
+        let ahead = to.wrapping_byte_add(SLOT_LOOKAHEAD * Self::STRIDE);
+        if ahead < limit {
+            Self::prefetch_slot(ahead);
+            return;
+        }
+        // SAFETY: by the caller's contract the header is readable, and a
+        // linked block is live.
         unsafe {
-            let limit = (*block).limit;
-            if ahead < limit {
-                Self::prefetch_at(block, (*block).start, ahead);
-                return false;
-            }
             let next = (*block).next;
             if !next.is_null() {
                 if ahead == limit {
                     crate::prefetch(next);
                 }
-                // The next block's slots begin where this block's end.
-                Self::prefetch_at(next, limit, ahead);
+                let beyond = ahead.addr() - limit.addr();
+                let first = Self::first_slot(next, (*next).mask);
+                Self::prefetch_slot(first.wrapping_byte_add(beyond));
             }
-            pos == limit
         }
     }
 
-    /// For a position (a cursor, or the front) that has just moved forward
-    /// to `pos` in `block` or to its limit: returns whether `pos` is the
-    /// block's limit (the position has left the block), prefetching ahead
-    /// per [`Self::prefetch_large_ahead`] for large elements.
-    ///
-    /// Small elements prefetch nothing here: a step stays one comparison,
-    /// and a streaming deque prefetches where a position enters a block
-    /// ([`ChunkedDeque::entered_forward`]).
+    /// Like [`Self::prefetch_large_ahead`] for a cursor of large elements
+    /// that has just stepped back to `slot`.
     ///
     /// # Safety
-    /// `block` is a live block; `start <= pos <= limit`.
+    /// `slot` is a slot of a live block of `mask + 1` bytes.
     #[inline(always)]
-    unsafe fn moved_forward(block: *mut Block<T>, pos: usize) -> bool {
-        // SAFETY: by the caller's contract.
-        unsafe {
-            if Self::LARGE {
-                return Self::prefetch_large_ahead(block, pos);
-            }
-            pos == (*block).limit
+    unsafe fn prefetch_large_behind(slot: *mut MaybeUninit<T>, mask: usize) {
+        let block = Self::of(slot, mask);
+        let first = Self::first_slot(block, mask);
+        let back = SLOT_LOOKAHEAD * Self::STRIDE;
+        let index_bytes = slot.addr() - first.addr();
+        if index_bytes >= back {
+            Self::prefetch_slot(slot.wrapping_byte_sub(back));
+            return;
         }
-    }
-
-    /// Like [`Self::prefetch_large_ahead`] for a cursor of large
-    /// elements that has just stepped back to `pos` in `block`. The previous
-    /// block's header (its start) is prefetched as many steps before it is
-    /// first read.
-    ///
-    /// # Safety
-    /// `block` is a live block holding `pos`.
-    #[inline(always)]
-    unsafe fn prefetch_large_behind(block: *mut Block<T>, pos: usize) {
         // SAFETY: by the caller's contract the header is readable, and a
         // linked block is live.
         unsafe {
-            let (start, prev) = ((*block).start, (*block).prev);
-            if pos >= start + SLOT_LOOKAHEAD {
-                Self::prefetch_at(block, start, pos - SLOT_LOOKAHEAD);
-                if pos == start + 2 * SLOT_LOOKAHEAD && !prev.is_null() {
-                    crate::prefetch(prev);
-                }
-            } else if !prev.is_null() {
-                Self::prefetch_at(prev, (*prev).start, pos.wrapping_sub(SLOT_LOOKAHEAD));
+            let prev = (*block).prev;
+            if !prev.is_null() {
+                let prev_limit = Self::limit(prev, (*prev).mask);
+                Self::prefetch_slot(prev_limit.wrapping_byte_sub(back - index_bytes));
             }
         }
     }
@@ -353,9 +351,9 @@ impl<T> Block<T> {
     }
 
     /// Prefetches the header of `block` and the last [`STREAM_AHEAD_BYTES`]
-    /// of its slots, if it is not null. Reads nothing: the slots' end is
-    /// taken to be a page block's (a streaming deque links page blocks, see
-    /// [`PAGE_BLOCKS_MIN_BYTES`]), so for the odd older block the prefetch
+    /// of its slots, if it is not null. Reads nothing: the block is taken to
+    /// be a page block (a streaming deque links page blocks, see
+    /// [`PAGE_BLOCKS_MIN_BYTES`]), so for the odd other block the prefetch
     /// is merely wasted.
     #[inline(always)]
     fn prefetch_tail(block: *mut Block<T>) {
@@ -363,36 +361,36 @@ impl<T> Block<T> {
             return;
         }
         crate::prefetch(block);
-        let end = Self::base(block).wrapping_add(Self::PAGE_CAP).cast::<u8>();
+        let end = block.cast::<u8>().wrapping_add(PAGE_BYTES);
         for line in (64..=STREAM_AHEAD_BYTES).step_by(64) {
             crate::prefetch(end.wrapping_sub(line));
         }
     }
 }
 
-/// A position in a [`ChunkedDeque`]: the address of its slot, and the block
-/// that holds it.
+/// A position in a [`ChunkedDeque`]: the address of its slot, and the size
+/// of the block that holds it (as a mask of the address's low bits).
 ///
 /// Reading, writing and comparing cursors touch no block header, and a
-/// step reads one only to find its block's end (forward) or when it leaves
-/// its block (backward): a window's cursors are used every operation, and
-/// a header is one more cache line of each window per row in the engine.
+/// step reads one only when it leaves its block: a window's cursors are
+/// used every operation, and a header is one more cache line of each
+/// window per row in the engine.
 ///
 /// Invariant (upheld by the deque's methods, checked by `debug_assert!`):
-/// a cursor handed to the deque has `front <= pos <= end`, and `block` is the
-/// block whose slot range contains `pos`. Live positions have distinct
-/// slots, so cursors compare by slot (and block, for zero-sized elements,
-/// whose slots are numbered, not addressed). Cursors are plain values:
-/// copying one is free, and moving the deque's front or back does not update
-/// them, so the owner must not use a cursor that the front has passed or
-/// that a `pop_back` has cut off. The aggregators of this crate guarantee it
-/// by their pointer-order invariants (`F ≤ L ≤ R ≤ A ≤ B ≤ E`). A deque that
-/// never allocated a block hands out cursors with null pointers, which may
-/// only be compared with each other: the first push makes them stale, so
-/// the aggregators take their cursors anew after it.
+/// a cursor handed to the deque has `front <= pos <= end`, `slot` is the
+/// slot of `pos` in the block whose slot range contains it, and `mask` is
+/// that block's size minus one. Live positions have distinct slots, so
+/// cursors compare by slot. Cursors are plain values: copying one is free,
+/// and moving the deque's front or back does not update them, so the owner
+/// must not use a cursor that the front has passed or that a `pop_back` has
+/// cut off. The aggregators of this crate guarantee it by their
+/// pointer-order invariants (`F ≤ L ≤ R ≤ A ≤ B ≤ E`). A deque that never
+/// allocated a block hands out cursors with null slots, which may only be
+/// compared with each other: the first push makes them stale, so the
+/// aggregators take their cursors anew after it.
 pub(crate) struct Cursor<T> {
-    block: *mut Block<T>,
     slot: *mut MaybeUninit<T>,
+    mask: usize,
 }
 
 // SAFETY: a cursor is a position inside a deque that its owner also owns;
@@ -413,7 +411,7 @@ impl<T> Copy for Cursor<T> {}
 impl<T> PartialEq for Cursor<T> {
     #[inline]
     fn eq(&self, other: &Self) -> bool {
-        self.slot == other.slot && (mem::size_of::<T>() != 0 || self.block == other.block)
+        self.slot == other.slot
     }
 }
 
@@ -426,30 +424,73 @@ impl<T> fmt::Debug for Cursor<T> {
 }
 
 impl<T> Cursor<T> {
+    /// The cursor without a block of a deque that never allocated one.
+    const NONE: Self = Cursor {
+        slot: ptr::null_mut(),
+        mask: 0,
+    };
+
+    /// A cursor at the first slot of `block`.
+    ///
+    /// # Safety
+    /// `block` is a live block.
+    #[inline(always)]
+    unsafe fn first_of(block: *mut Block<T>) -> Self {
+        // SAFETY: by the caller's contract.
+        let mask = unsafe { (*block).mask };
+        Cursor {
+            slot: Block::first_slot(block, mask),
+            mask,
+        }
+    }
+
+    /// A cursor at the last slot of `block`.
+    ///
+    /// # Safety
+    /// `block` is a live block.
+    #[inline(always)]
+    unsafe fn last_of(block: *mut Block<T>) -> Self {
+        // SAFETY: by the caller's contract.
+        let mask = unsafe { (*block).mask };
+        Cursor {
+            slot: Block::limit(block, mask).wrapping_byte_sub(Block::<T>::STRIDE),
+            mask,
+        }
+    }
+
     /// A cursor at `pos`, which `block` (live, or null for a deque without
     /// blocks) holds.
     ///
     /// # Safety
-    /// As for [`Block::cursor_slot`], unless `block` is null.
-    #[inline]
+    /// As for [`Block::slot_of`], unless `block` is null.
     unsafe fn at(block: *mut Block<T>, pos: usize) -> Self {
-        let slot = match block.is_null() {
-            true => ptr::null_mut(),
-            // SAFETY: by the caller's contract.
-            false => unsafe { Block::cursor_slot(block, pos) },
-        };
-        Cursor { block, slot }
+        if block.is_null() {
+            return Self::NONE;
+        }
+        // SAFETY: by the caller's contract.
+        unsafe {
+            Cursor {
+                slot: Block::slot_of(block, pos),
+                mask: (*block).mask,
+            }
+        }
+    }
+
+    /// The block this cursor is in (null for a deque without blocks).
+    #[inline(always)]
+    fn block(&self) -> *mut Block<T> {
+        Block::of(self.slot, self.mask)
     }
 
     /// The absolute position this cursor points at (reads its block's
     /// header: for checks and rebuilding, not for hot paths).
     pub(crate) fn pos(&self) -> usize {
-        if self.block.is_null() {
+        if self.slot.is_null() {
             return 0;
         }
         // SAFETY: a cursor's block is live (cursor invariant) and its slot
         // one of the block's.
-        unsafe { Block::cursor_pos(self.block, self.slot) }
+        unsafe { Block::pos_of(self.block(), self.slot) }
     }
 
     /// The element's address (a dangling, aligned one for zero-sized
@@ -479,15 +520,16 @@ impl<T> Cursor<T> {
 /// | `front`, `back`, `len` | **O(1) worst case** |
 ///
 /// Block sizes follow the queue's length, from [`MIN_BLOCK`] elements up to
-/// about 8 KiB, so a window of one element costs one small block while a large
-/// window is stored in large blocks. One drained block is kept as a spare, so a
-/// window that slides at a steady size allocates nothing.
+/// 8 KiB, so a window of one element costs one small block while a large
+/// window is stored in large blocks. Each block is a power-of-two number of
+/// bytes aligned to its size, so that a position finds its block's ends from
+/// its own address. One drained block is kept as a spare, so a window that
+/// slides at a steady size allocates nothing.
 ///
-/// A deque of small elements past 64 KiB links page-sized, page-aligned
-/// blocks, and one that outgrows the caches (1 MiB) *streams*: a position
-/// entering a block prefetches the start of the next one, so that the step
-/// onto a cold page does not stall (see `STREAM_MIN_BYTES`). Below half that
-/// size it stops.
+/// A deque of small elements past 64 KiB links page blocks, and one that
+/// outgrows the caches (1 MiB) *streams*: a position entering a block
+/// prefetches the start of the next one, so that the step onto a cold page
+/// does not stall (see `STREAM_MIN_BYTES`). Below half that size it stops.
 ///
 /// # Examples
 ///
@@ -505,36 +547,36 @@ impl<T> Cursor<T> {
 /// ```
 ///
 /// Invariants:
-/// - either no block is allocated (both cursors are null, `front == end`),
-///   or `head ..= tail` is a linked chain whose slot ranges are contiguous;
-/// - `head.start <= front < head.limit` and `tail.start <= end < tail.limit`:
-///   the end position always lies inside an allocated block (a full tail gets
-///   its successor linked at once), so a cursor at `end` is always valid;
-/// - `front_slot` and `end_slot` are the cursor slots of `front` in `head`
-///   and of `end` in `tail` (null when no block is allocated);
+/// - either no block is allocated (both ends are [`Cursor::NONE`] and `len`
+///   is 0), or the blocks from the front's to the end's are a linked chain
+///   whose slot ranges are contiguous;
+/// - the end always lies inside an allocated block (a full tail gets its
+///   successor linked at once), so a cursor at the end is always valid;
+/// - `len` is the end's position minus the front's;
 /// - slots in `[front, end)` are initialized, all others are not.
 ///
-/// The fields are laid out in this order (`repr(C)`) so that no block
-/// pointer lies next to its end's slot: a cursor at an end is then read as
-/// two 8-byte loads, each of which the store that last changed its field
-/// can forward, where one 16-byte load after a pop or push had changed only
-/// the slot waited for that store to reach the cache (DABA Lite's flips
-/// read both ends every few rounds in a small window).
+/// The fields are laid out in this order (`repr(C)`) so that no end's slot
+/// lies next to its mask: a cursor at an end is then read as two 8-byte
+/// loads, each of which the store that last changed its field can forward,
+/// where one 16-byte load after a pop or push had changed only the slot
+/// waited for that store to reach the cache (DABA Lite's flips read both
+/// ends every few rounds in a small window).
 #[repr(C)]
 pub struct ChunkedDeque<T> {
-    head: *mut Block<T>,
-    tail: *mut Block<T>,
-    front: usize,
-    end: usize,
-    /// The front's cursor slot: the front is read and popped without a
-    /// look at the block's header.
+    /// The front's slot: the front is read and popped without a look at the
+    /// block's header.
     front_slot: *mut MaybeUninit<T>,
-    /// The end's cursor slot.
+    /// The end's slot.
     end_slot: *mut MaybeUninit<T>,
+    /// The size of the front's block, minus one.
+    front_mask: usize,
+    /// The size of the end's block, minus one.
+    end_mask: usize,
+    /// Number of elements.
+    len: usize,
     /// A drained block kept for reuse, or null.
     spare: *mut Block<T>,
-    /// Capacity of the first block, when none is allocated yet (at most
-    /// `MAX_BLOCK`, so that it packs with `streaming`).
+    /// Size in bytes of the first block, when none is allocated yet.
     first_block: u32,
     /// Whether the deque streams (see [`STREAM_MIN_BYTES`]); decided each
     /// time a block is linked.
@@ -555,37 +597,25 @@ impl<T> Default for ChunkedDeque<T> {
 }
 
 impl<T> ChunkedDeque<T> {
-    /// Largest block, in elements, for this element type.
-    const MAX_BLOCK: usize = {
-        let size = if mem::size_of::<T>() == 0 {
-            1
-        } else {
-            mem::size_of::<T>()
-        };
-        let n = MAX_BLOCK_BYTES / size;
-        if n < MIN_BLOCK { MIN_BLOCK } else { n }
-    };
-
     /// An empty deque. Allocates nothing until the first push.
     pub const fn new() -> Self {
-        Self::with_first_block(MIN_BLOCK)
+        Self::with_first_block(Block::<T>::MIN_BYTES)
     }
 
     /// An empty deque whose first block holds about `capacity` elements
     /// (clamped to the block size limits), for windows whose size is known.
     pub fn with_capacity(capacity: usize) -> Self {
-        Self::with_first_block(Self::block_size_for(capacity))
+        Self::with_first_block(Self::block_bytes_for(capacity))
     }
 
     const fn with_first_block(first_block: usize) -> Self {
-        debug_assert!(first_block <= Self::MAX_BLOCK);
+        debug_assert!(first_block <= Block::<T>::MAX_BYTES);
         ChunkedDeque {
-            head: ptr::null_mut(),
-            tail: ptr::null_mut(),
-            front: 0,
-            end: 0,
             front_slot: ptr::null_mut(),
             end_slot: ptr::null_mut(),
+            front_mask: 0,
+            end_mask: 0,
+            len: 0,
             spare: ptr::null_mut(),
             first_block: first_block as u32,
             streaming: false,
@@ -593,22 +623,25 @@ impl<T> ChunkedDeque<T> {
         }
     }
 
-    fn block_size_for(len: usize) -> usize {
-        len.checked_next_power_of_two()
+    /// The size of a block for about `len` elements.
+    fn block_bytes_for(len: usize) -> usize {
+        len.saturating_mul(Block::<T>::STRIDE)
+            .saturating_add(Block::<T>::HEADER_BYTES)
+            .checked_next_power_of_two()
             .unwrap_or(usize::MAX)
-            .clamp(MIN_BLOCK, Self::MAX_BLOCK)
+            .clamp(Block::<T>::MIN_BYTES, Block::<T>::MAX_BYTES)
     }
 
     /// Number of elements. **O(1).**
     #[inline]
     pub fn len(&self) -> usize {
-        self.end - self.front
+        self.len
     }
 
     /// Whether the deque holds no element. **O(1).**
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.front == self.end
+        self.len == 0
     }
 
     /// Appends `value` at the back. **Worst-case O(1)**: writes one slot and,
@@ -625,56 +658,55 @@ impl<T> ChunkedDeque<T> {
     #[inline(always)]
     pub(crate) fn push_back_inline(&mut self, value: T) {
         self.ensure_tail();
-        // SAFETY: `tail` is allocated and `end` lies in its slot range (struct
-        // invariant); the slot is uninitialized because it is at `end`.
-        unsafe {
-            if Block::<T>::LARGE {
-                // A large value is written line by line: fetch the slots
-                // coming next first. (`end` stays inside the tail.)
-                Block::prefetch_large_ahead(self.tail, self.end);
-            }
-            (*self.cursor_end().element()).write(value);
+        if Block::<T>::LARGE {
+            // A large value is written line by line: fetch the slots
+            // coming next first. (The end stays inside its block.)
+            let end = self.end_slot;
+            let next = end.wrapping_byte_add(Block::<T>::STRIDE);
+            // SAFETY: `end_slot` is a slot of the live tail block.
+            unsafe { Block::prefetch_large_ahead(end, next, self.end_mask) };
         }
+        // SAFETY: the end lies in an allocated block (struct invariant after
+        // `ensure_tail`); its slot is uninitialized because it is the end.
+        unsafe { (*self.cursor_end().element()).write(value) };
         self.advance_end();
     }
 
     /// Allocates the first block if there is none yet.
     #[inline]
     fn ensure_tail(&mut self) {
-        if self.tail.is_null() {
-            self.link_first_block();
+        if self.end_slot.is_null() {
+            self.link_first_block(0);
         }
     }
 
-    /// The first block, once per deque: out of line, so that the pushes of
-    /// a window that slides carry no allocation code.
+    /// The first block, once per deque, placed at position `start`: out of
+    /// line, so that the pushes of a window that slides carry no allocation
+    /// code.
     #[cold]
     #[inline(never)]
-    fn link_first_block(&mut self) {
+    fn link_first_block(&mut self, start: usize) {
         let block = self.take_block(self.first_block as usize);
-        // SAFETY: `block` is a fresh, exclusively owned block; placed at
-        // `end`, it holds it.
-        unsafe {
-            Block::place_at(block, self.end);
-            self.front_slot = Block::cursor_slot(block, self.end);
-        }
-        self.head = block;
-        self.tail = block;
-        self.end_slot = self.front_slot;
+        // SAFETY: `block` is a fresh, exclusively owned block.
+        let first = unsafe {
+            (*block).start = start;
+            Cursor::first_of(block)
+        };
+        (self.front_slot, self.front_mask) = (first.slot, first.mask);
+        (self.end_slot, self.end_mask) = (first.slot, first.mask);
     }
 
-    /// Counts the slot at `end` (just written) in, linking a block when that
-    /// fills the tail.
+    /// Counts the slot at the end (just written) in, linking a block when
+    /// that fills the tail.
     #[inline]
     fn advance_end(&mut self) {
-        // SAFETY: `tail` is allocated (struct invariant after `ensure_tail`).
-        unsafe {
-            self.end += 1;
-            if self.end == (*self.tail).limit {
-                self.link_tail();
-            } else {
-                self.end_slot = self.end_slot.wrapping_byte_add(Block::<T>::STRIDE);
-            }
+        self.len += 1;
+        let next = self.end_slot.wrapping_byte_add(Block::<T>::STRIDE);
+        if Block::<T>::is_limit(next, self.end_mask) {
+            // SAFETY: the end's block is allocated and now full.
+            unsafe { self.link_tail() };
+        } else {
+            self.end_slot = next;
         }
         self.debug_check();
     }
@@ -736,28 +768,31 @@ impl<T> ChunkedDeque<T> {
         if self.is_empty() {
             return None;
         }
-        // SAFETY: non-empty, so `head` is allocated and the slot at `front`
-        // is initialized; `take` consumes it and the front moves past it.
-        let taken = unsafe {
-            let taken = take(self.cursor_front().element());
-            self.front += 1;
+        let front = self.cursor_front();
+        let taken = take(front.element());
+        self.len -= 1;
+        let next = front.slot.wrapping_byte_add(Block::<T>::STRIDE);
+        if Block::<T>::LARGE {
             // Queries read the front: keep it coming like a cursor.
-            if Block::moved_forward(self.head, self.front) {
-                // `end >= front` lies in a later block, which is linked.
-                let drained = self.head;
+            // SAFETY: the front's block is live.
+            unsafe { Block::prefetch_large_ahead(front.slot, next, front.mask) };
+        }
+        if Block::<T>::is_limit(next, front.mask) {
+            // SAFETY: the end lies at or after the front's new position, the
+            // drained block's limit, so in a later block, which is linked.
+            unsafe {
+                let drained = front.block();
                 let head = (*drained).next;
                 (*head).prev = ptr::null_mut();
-                (*drained).prev = ptr::null_mut();
                 (*drained).next = ptr::null_mut();
-                self.head = head;
-                self.front_slot = Block::base(head);
+                let first = Cursor::first_of(head);
+                (self.front_slot, self.front_mask) = (first.slot, first.mask);
                 self.entered_forward(head);
                 release(self, drained);
-            } else {
-                self.front_slot = self.front_slot.wrapping_byte_add(Block::<T>::STRIDE);
             }
-            taken
-        };
+        } else {
+            self.front_slot = next;
+        }
         self.debug_check();
         Some(taken)
     }
@@ -768,21 +803,24 @@ impl<T> ChunkedDeque<T> {
         if self.is_empty() {
             return None;
         }
-        // SAFETY: non-empty, so blocks are allocated. If `end` sits at the
-        // start of the tail, the element before it is in the previous block,
-        // which exists because `front < end`. The slot at `end - 1` is
-        // initialized; it is read once and then left uninitialized.
+        // SAFETY: non-empty, so blocks are allocated. If the end is the first
+        // slot of the tail, the element before it is in the previous block,
+        // which exists because the front lies before the end. The slot
+        // before the end is initialized; it is read once and then left
+        // uninitialized.
         let value = unsafe {
-            if self.end == (*self.tail).start {
-                let emptied = self.tail;
+            if Block::<T>::is_first(self.end_slot, self.end_mask) {
+                let emptied = self.cursor_end().block();
                 let tail = (*emptied).prev;
                 (*tail).next = ptr::null_mut();
-                self.tail = tail;
-                self.end_slot = Block::cursor_limit(tail);
+                (*emptied).prev = ptr::null_mut();
+                let last = Cursor::last_of(tail);
+                (self.end_slot, self.end_mask) = (last.slot, last.mask);
                 self.recycle(emptied);
+            } else {
+                self.end_slot = self.end_slot.wrapping_byte_sub(Block::<T>::STRIDE);
             }
-            self.end -= 1;
-            self.end_slot = self.end_slot.wrapping_byte_sub(Block::<T>::STRIDE);
+            self.len -= 1;
             (*self.cursor_end().element()).assume_init_read()
         };
         self.debug_check();
@@ -795,8 +833,7 @@ impl<T> ChunkedDeque<T> {
         if self.is_empty() {
             return None;
         }
-        // SAFETY: non-empty, so the slot at `front` is initialized.
-        unsafe { Some((*self.cursor_front().element()).assume_init_ref()) }
+        Some(self.get(&self.cursor_front()))
     }
 
     /// The back (youngest) element. **O(1).**
@@ -831,21 +868,25 @@ impl<T> ChunkedDeque<T> {
         while self.drop_front() {}
     }
 
+    /// The front's block, the head of the chain (null before the first
+    /// push).
+    fn head(&self) -> *mut Block<T> {
+        self.cursor_front().block()
+    }
+
     /// Heap bytes held by blocks (including the spare), for memory reports.
     pub fn heap_bytes(&self) -> usize {
-        let block_bytes = |b: *mut Block<T>| {
-            // SAFETY: `b` is an allocated block owned by this deque.
-            Block::<T>::layout(unsafe { (*b).cap }).size()
-        };
         let mut total = 0;
-        let mut b = self.head;
-        while !b.is_null() {
-            total += block_bytes(b);
-            // SAFETY: as above; `next` is null or another owned block.
-            b = unsafe { (*b).next };
-        }
-        if !self.spare.is_null() {
-            total += block_bytes(self.spare);
+        let mut b = self.head();
+        // SAFETY: walks the deque's own linked blocks and its spare.
+        unsafe {
+            while !b.is_null() {
+                total += Block::bytes(b);
+                b = (*b).next;
+            }
+            if !self.spare.is_null() {
+                total += Block::bytes(self.spare);
+            }
         }
         total
     }
@@ -865,7 +906,7 @@ impl<T> ChunkedDeque<T> {
     /// [`FifoAggregator::prefetch_blocks`](crate::FifoAggregator::prefetch_blocks)).
     #[inline]
     pub(crate) fn prefetch_block(&self, c: &Cursor<T>) {
-        crate::prefetch(c.block);
+        crate::prefetch(c.block());
     }
 
     /// Prefetches the slot `offset` positions from `c` (reads nothing). The
@@ -883,8 +924,8 @@ impl<T> ChunkedDeque<T> {
     #[inline]
     pub(crate) fn cursor_front(&self) -> Cursor<T> {
         Cursor {
-            block: self.head,
             slot: self.front_slot,
+            mask: self.front_mask,
         }
     }
 
@@ -892,20 +933,20 @@ impl<T> ChunkedDeque<T> {
     #[inline]
     pub(crate) fn cursor_end(&self) -> Cursor<T> {
         Cursor {
-            block: self.tail,
             slot: self.end_slot,
+            mask: self.end_mask,
         }
     }
 
     /// A cursor at absolute position `pos` in `[front, end]`. **O(blocks)**:
     /// for rebuilding cursors after a clone, never on a hot path.
     pub(crate) fn cursor_at(&self, pos: usize) -> Cursor<T> {
-        debug_assert!(self.front <= pos && pos <= self.end);
-        let mut block = self.head;
+        debug_assert!(self.cursor_front().pos() <= pos && pos <= self.cursor_end().pos());
+        let mut block = self.head();
         // SAFETY: walks linked, owned blocks; `pos <= end` lies in one of
         // them, which then holds it.
         unsafe {
-            while !block.is_null() && pos >= (*block).limit {
+            while !block.is_null() && pos >= (*block).start + Block::<T>::cap(Block::bytes(block)) {
                 block = (*block).next;
             }
             Cursor::at(block, pos)
@@ -919,49 +960,52 @@ impl<T> ChunkedDeque<T> {
         c
     }
 
-    /// Moves `c` one position towards the back. Requires `c` before `end`.
+    /// Moves `c` one position towards the back. Requires `c` before the end.
     #[inline]
     pub(crate) fn step(&self, c: &mut Cursor<T>) {
         self.debug_check_cursor(c);
-        debug_assert!(c.pos() < self.end, "stepping past the end");
+        debug_assert!(c.pos() < self.cursor_end().pos(), "stepping past the end");
         let next = c.slot.wrapping_byte_add(Block::<T>::STRIDE);
-        // SAFETY: `c.block` holds the position before `next` (cursor
-        // invariant), so it is allocated; if `next` is past it, the successor
-        // is linked because `end` lies in an allocated block.
-        unsafe {
-            let left = if Block::<T>::LARGE {
-                Block::prefetch_large_ahead(c.block, Block::cursor_pos(c.block, next))
-            } else {
-                next == Block::cursor_limit(c.block)
-            };
-            if left {
-                c.block = (*c.block).next;
-                c.slot = Block::base(c.block);
-                self.entered_forward(c.block);
-            } else {
-                c.slot = next;
+        if Block::<T>::LARGE {
+            // SAFETY: `c` is a slot of a live block (cursor invariant).
+            unsafe { Block::prefetch_large_ahead(c.slot, next, c.mask) };
+        }
+        if Block::<T>::is_limit(next, c.mask) {
+            // SAFETY: `c`'s block is live; past it, the successor is linked
+            // because the end lies in an allocated block after `c`.
+            unsafe {
+                let block = (*c.block()).next;
+                *c = Cursor::first_of(block);
+                self.entered_forward(block);
             }
+        } else {
+            c.slot = next;
         }
     }
 
-    /// Moves `c` one position towards the front. Requires `c` after `front`.
+    /// Moves `c` one position towards the front. Requires `c` after the
+    /// front.
     #[inline]
     pub(crate) fn step_back(&self, c: &mut Cursor<T>) {
         self.debug_check_cursor(c);
-        debug_assert!(c.pos() > self.front, "stepping before the front");
-        // SAFETY: `c.block` holds `c` (cursor invariant); if `c` is its first
-        // slot, the position before it (at least `front`) is in the linked
-        // predecessor.
-        unsafe {
-            if c.slot == Block::base(c.block) {
-                c.block = (*c.block).prev;
-                c.slot = Block::cursor_limit(c.block);
-                self.entered_backward(c.block);
+        debug_assert!(
+            c.pos() > self.cursor_front().pos(),
+            "stepping before the front"
+        );
+        if Block::<T>::is_first(c.slot, c.mask) {
+            // SAFETY: `c`'s block is live; the position before its first
+            // slot (at least the front) is in the linked predecessor.
+            unsafe {
+                let block = (*c.block()).prev;
+                *c = Cursor::last_of(block);
+                self.entered_backward(block);
             }
+        } else {
             c.slot = c.slot.wrapping_byte_sub(Block::<T>::STRIDE);
-            if Block::<T>::LARGE {
-                Block::prefetch_large_behind(c.block, Block::cursor_pos(c.block, c.slot));
-            }
+        }
+        if Block::<T>::LARGE {
+            // SAFETY: `c` is a slot of a live block.
+            unsafe { Block::prefetch_large_behind(c.slot, c.mask) };
         }
     }
 
@@ -1026,10 +1070,12 @@ impl<T> ChunkedDeque<T> {
 
     // ---- block management ----
 
-    /// Links a block after the full tail, so that `end` stays inside a block.
+    /// Links a block after the full tail, so that the end stays inside a
+    /// block.
     ///
     /// # Safety
-    /// `tail` must be allocated and `end == tail.end()`.
+    /// The end's slot must be the last slot of its (allocated) block, whose
+    /// element was just counted in.
     unsafe fn link_tail(&mut self) {
         let bytes = self.len().saturating_mul(mem::size_of::<T>());
         if Block::<T>::STREAMS {
@@ -1040,35 +1086,37 @@ impl<T> ChunkedDeque<T> {
             };
             self.streaming = bytes >= threshold;
         }
-        let cap = if Block::<T>::STREAMS && bytes >= PAGE_BLOCKS_MIN_BYTES {
-            Block::<T>::PAGE_CAP
+        let size = if Block::<T>::STREAMS && bytes >= PAGE_BLOCKS_MIN_BYTES {
+            PAGE_BYTES
         } else {
-            Self::block_size_for(self.len() + 1)
+            Self::block_bytes_for(self.len() + 1)
         };
-        let block = self.take_block(cap);
-        // SAFETY: `block` is exclusively owned; `tail` is allocated.
+        let block = self.take_block(size);
+        let tail = self.cursor_end().block();
+        // SAFETY: `block` is exclusively owned; `tail` is allocated and full,
+        // so the new end position is one past its last slot.
         unsafe {
-            Block::place_at(block, self.end);
-            (*block).prev = self.tail;
+            (*block).start = (*tail).start + Block::<T>::cap(Block::bytes(tail));
+            (*block).prev = tail;
             (*block).next = ptr::null_mut();
-            (*self.tail).next = block;
+            (*tail).next = block;
+            let first = Cursor::first_of(block);
+            (self.end_slot, self.end_mask) = (first.slot, first.mask);
         }
-        self.tail = block;
-        self.end_slot = Block::base(block);
     }
 
-    /// A block of at least `cap` slots: the spare if large enough.
+    /// A block of at least `bytes`: the spare if large enough.
     ///
     /// A deque that starts linking page blocks thus keeps reusing the
     /// (few) blocks it had instead of allocating a page block for each one
     /// it drains: allocations while a large window slides would be its
     /// slowest rounds.
-    fn take_block(&mut self, cap: usize) -> *mut Block<T> {
+    fn take_block(&mut self, bytes: usize) -> *mut Block<T> {
         // SAFETY: a non-null spare is an owned, unlinked block.
-        if !self.spare.is_null() && unsafe { (*self.spare).cap } >= cap {
+        if !self.spare.is_null() && unsafe { Block::bytes(self.spare) } >= bytes {
             return mem::replace(&mut self.spare, ptr::null_mut());
         }
-        Block::allocate(cap)
+        Block::allocate(bytes)
     }
 
     /// Keeps a drained, unlinked block as the spare (the larger of the two is
@@ -1084,7 +1132,7 @@ impl<T> ChunkedDeque<T> {
             (*block).next = ptr::null_mut();
             if self.spare.is_null() {
                 self.spare = block;
-            } else if (*block).cap > (*self.spare).cap {
+            } else if Block::bytes(block) > Block::bytes(self.spare) {
                 Block::free(mem::replace(&mut self.spare, block));
             } else {
                 Block::free(block);
@@ -1094,15 +1142,21 @@ impl<T> ChunkedDeque<T> {
 
     fn debug_check(&self) {
         #[cfg(debug_assertions)]
-        if !self.head.is_null() {
-            let (head, tail) = (self.head, self.tail);
+        if !self.end_slot.is_null() {
+            let (front, end) = (self.cursor_front(), self.cursor_end());
+            let (head, tail) = (front.block(), end.block());
             // SAFETY: head and tail are allocated blocks of this deque.
             unsafe {
-                debug_assert!((*head).start <= self.front && self.front < (*head).limit);
-                debug_assert!((*tail).start <= self.end && self.end < (*tail).limit);
-                debug_assert!(self.front_slot == Block::cursor_slot(head, self.front));
-                debug_assert!(self.end_slot == Block::cursor_slot(tail, self.end));
+                debug_assert_eq!((*head).mask, self.front_mask);
+                debug_assert_eq!((*tail).mask, self.end_mask);
+                debug_assert!((*head).prev.is_null() && (*tail).next.is_null());
+                for (c, block) in [(front, head), (end, tail)] {
+                    let first = Block::first_slot(block, c.mask);
+                    debug_assert!(first <= c.slot && c.slot < Block::limit(block, c.mask));
+                    debug_assert_eq!((c.slot.addr() - first.addr()) % Block::<T>::STRIDE, 0);
+                }
             }
+            debug_assert_eq!(end.pos() - front.pos(), self.len, "length out of step");
         }
     }
 
@@ -1110,24 +1164,31 @@ impl<T> ChunkedDeque<T> {
         if !cfg!(debug_assertions) {
             return;
         }
-        debug_assert!(!c.block.is_null(), "cursor without a block");
+        debug_assert!(!c.slot.is_null(), "cursor without a block");
         let pos = c.pos();
+        let (front, end) = (self.cursor_front().pos(), self.cursor_end().pos());
         debug_assert!(
-            self.front <= pos && pos <= self.end,
-            "cursor {pos} outside [{}, {}]",
-            self.front,
-            self.end
+            front <= pos && pos <= end,
+            "cursor {pos} outside [{front}, {end}]"
         );
         // SAFETY: the cursor's block is live (cursor invariant).
+        debug_assert_eq!(
+            unsafe { (*c.block()).mask },
+            c.mask,
+            "cursor with a wrong mask"
+        );
         debug_assert!(
-            c.slot != unsafe { Block::cursor_limit(c.block) },
+            !Block::<T>::is_limit(c.slot, c.mask),
             "cursor at its block's end"
         );
     }
 
     fn debug_check_element(&self, c: &Cursor<T>) {
         self.debug_check_cursor(c);
-        debug_assert!(c.pos() < self.end, "cursor at the end has no element");
+        debug_assert!(
+            c.pos() < self.cursor_end().pos(),
+            "cursor at the end has no element"
+        );
     }
 }
 
@@ -1186,7 +1247,7 @@ impl<T> Drop for ChunkedDeque<T> {
         if mem::needs_drop::<T>() {
             self.clear();
         }
-        let mut b = self.head;
+        let mut b = self.head();
         while !b.is_null() {
             // SAFETY: every linked block is owned; its elements were dropped
             // above (or need no drop), so freeing the slots drops nothing.
@@ -1207,8 +1268,9 @@ impl<T: Clone> Clone for ChunkedDeque<T> {
     fn clone(&self) -> Self {
         // Same absolute positions, so cursors can be re-created by position.
         let mut copy = ChunkedDeque::with_first_block(self.first_block as usize);
-        copy.front = self.front;
-        copy.end = self.front;
+        if !self.end_slot.is_null() {
+            copy.link_first_block(self.cursor_front().pos());
+        }
         copy.extend(self.iter().cloned());
         copy
     }
@@ -1279,15 +1341,16 @@ mod tests {
     use std::collections::VecDeque;
     use std::rc::Rc;
 
-    /// The capacities of the linked blocks, front to back, and whether each
-    /// block is page-aligned.
+    /// The sizes of the linked blocks, front to back, and whether each
+    /// block is aligned to its size.
     fn blocks(q: &ChunkedDeque<u64>) -> Vec<(usize, bool)> {
         let mut out = Vec::new();
-        let mut b = q.head;
+        let mut b = q.head();
         while !b.is_null() {
             // SAFETY: walks the deque's own linked blocks.
             unsafe {
-                out.push(((*b).cap, (b as usize).is_multiple_of(PAGE_BYTES)));
+                let bytes = Block::bytes(b);
+                out.push((bytes, (b as usize).is_multiple_of(bytes)));
                 b = (*b).next;
             }
         }
@@ -1296,9 +1359,8 @@ mod tests {
 
     #[test]
     fn a_large_deque_streams_through_page_blocks_then_stops() {
-        let page_cap = Block::<u64>::PAGE_CAP;
+        let page_cap = Block::<u64>::cap(PAGE_BYTES);
         const { assert!(Block::<u64>::STREAMS) };
-        assert_eq!(Block::<u64>::layout(page_cap).size(), PAGE_BYTES);
         let mut q = ChunkedDeque::new();
         let mut front = 0u64;
         let mut next = 0u64;
@@ -1308,21 +1370,23 @@ mod tests {
             next += 1;
         }
         // Page blocks come first, streaming later.
-        assert_eq!(blocks(&q).last(), Some(&(page_cap, true)));
+        assert_eq!(blocks(&q).last(), Some(&(PAGE_BYTES, true)));
         assert!(!q.streaming);
         while next < 3 * threshold {
             q.push_back(next);
             next += 1;
         }
         assert!(q.streaming);
-        let page_block = (page_cap, true);
+        let page_block = (PAGE_BYTES, true);
         let ordinary =
             |q: &ChunkedDeque<u64>| blocks(q).iter().filter(|&&b| b != page_block).count();
-        // Blocks linked once it held STREAM_MIN_BYTES are page blocks.
+        // Blocks linked once it held PAGE_BLOCKS_MIN_BYTES are page blocks
+        // (a growing deque may have linked a block of a page's size before).
         let linked = blocks(&q);
+        assert!(linked.iter().all(|&(_, aligned)| aligned));
+        let last_ordinary = linked.iter().rposition(|&b| b != page_block);
+        assert!(last_ordinary.is_some_and(|i| i < linked.len() / 4));
         let before = ordinary(&q);
-        assert!(before > 0);
-        assert!(linked[before..].iter().all(|&b| b == page_block));
         // Sliding by a whole window: drained blocks are reused, the ordinary
         // ones too (no more of them), and from then on nothing is allocated.
         for _ in 0..3 * threshold {
@@ -1393,7 +1457,9 @@ mod tests {
         let mut q: ChunkedDeque<u64> = ChunkedDeque::new();
         assert_eq!(q.heap_bytes(), 0);
         q.push_back(7);
-        assert_eq!(q.heap_bytes(), mem::size_of::<Block<u64>>() + MIN_BLOCK * 8);
+        assert_eq!(q.heap_bytes(), Block::<u64>::MIN_BYTES);
+        assert_eq!(Block::<u64>::MIN_BYTES, 64);
+        assert_eq!(Block::<u64>::cap(Block::<u64>::MIN_BYTES), MIN_BLOCK);
     }
 
     #[test]
