@@ -112,10 +112,10 @@ pub(crate) fn lift_row<A: Aggregate>(
     }
 }
 
-/// How many rows ahead the per-key loop prefetches each stage.
-/// The frame pass uses the first and last for its per-key time deques.
+/// How many rows ahead the per-key loop prefetches each stage: a window's
+/// struct, then the slots its cursors point at. The frame pass uses both
+/// for its per-key time deques.
 pub(crate) const PREFETCH_STRUCT: usize = 12;
-const PREFETCH_BLOCKS: usize = 8;
 pub(crate) const PREFETCH_SLOTS: usize = 4;
 
 /// A key's window as a [`WindowOperator`] drives it: a row goes in, the
@@ -137,8 +137,6 @@ trait KeyWindow<A: Aggregate>: Send + Sized {
     fn evict(&mut self);
     /// The aggregate of the rows in the window.
     fn query(&self) -> A::Agg;
-    /// See [`FifoAggregator::prefetch_blocks`].
-    fn prefetch_blocks(&self) {}
     /// See [`FifoAggregator::prefetch_slots`].
     fn prefetch_slots(&self) {}
 }
@@ -168,10 +166,6 @@ impl<A: Aggregate, W: FifoAggregator<A> + Send> KeyWindow<A> for Lifted<W> {
     #[inline(always)]
     fn query(&self) -> A::Agg {
         self.0.query()
-    }
-    #[inline(always)]
-    fn prefetch_blocks(&self) {
-        self.0.prefetch_blocks();
     }
     #[inline(always)]
     fn prefetch_slots(&self) {
@@ -242,12 +236,10 @@ impl<A: Aggregate, K: KeyWindow<A>> AggregateOperator for WindowOperator<A, K> {
         for (row, &key) in key_ids.iter().enumerate() {
             // Windows of different keys live far apart in memory: fetch the
             // ones a few rows ahead in two stages (window struct, then its
-            // blocks, then its slots) so their cache misses overlap.
+            // slots) so their cache misses overlap. (A step reads no block
+            // header until it leaves its block.)
             if let Some(&ahead) = key_ids.get(row + PREFETCH_STRUCT) {
                 sliq_swag::prefetch_value(self.windows.as_ptr().wrapping_add(ahead as usize));
-            }
-            if let Some(&ahead) = key_ids.get(row + PREFETCH_BLOCKS) {
-                self.windows[ahead as usize].prefetch_blocks();
             }
             if let Some(&ahead) = key_ids.get(row + PREFETCH_SLOTS) {
                 self.windows[ahead as usize].prefetch_slots();

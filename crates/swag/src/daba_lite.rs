@@ -207,13 +207,6 @@ impl<M: Monoid> FifoAggregator<M> for DabaLite<M> {
         self.deque.len()
     }
 
-    fn prefetch_blocks(&self) {
-        let (front, end) = (self.deque.cursor_front(), self.deque.cursor_end());
-        for c in [&front, &end, &self.p.l, &self.p.a] {
-            self.deque.prefetch_block(c);
-        }
-    }
-
     /// An insert writes `E`, `L` and `A-1`; on a full window the evict that
     /// follows writes `L+1` and `A-2`, and the query reads `F+1` (`F` on a
     /// window still growing). The slots at `L` and `A-1` were touched by

@@ -902,13 +902,6 @@ impl<T> ChunkedDeque<T> {
 
     // ---- crate-internal cursors ----
 
-    /// Prefetches the header of the block `c` is in (see
-    /// [`FifoAggregator::prefetch_blocks`](crate::FifoAggregator::prefetch_blocks)).
-    #[inline]
-    pub(crate) fn prefetch_block(&self, c: &Cursor<T>) {
-        crate::prefetch(c.block());
-    }
-
     /// Prefetches the slot `offset` positions from `c` (reads nothing). The
     /// address is computed in `c`'s block, so past its ends it points at
     /// unrelated memory and the prefetch is merely wasted: prefetching never

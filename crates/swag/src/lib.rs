@@ -157,16 +157,11 @@ pub trait FifoAggregator<M: Monoid> {
         self.len() == 0
     }
 
-    /// A hint, first of two: start fetching the memory blocks the next
-    /// operations will touch. Callers that process many windows in turn
-    /// (the engine's per-key loop) call it a few windows ahead, then
-    /// [`prefetch_slots`](FifoAggregator::prefetch_slots) closer to the use,
-    /// to overlap cache misses. Changes nothing; the default does nothing.
-    fn prefetch_blocks(&self) {}
-
-    /// A hint, second of two: start fetching the slots the next insert,
-    /// evict and query will read or write. Best called after
-    /// [`prefetch_blocks`](FifoAggregator::prefetch_blocks) had time to land.
+    /// A hint: start fetching the slots the next insert, evict and query
+    /// will read or write. Callers that process many windows in turn (the
+    /// engine's per-key loop) call it a few windows ahead, once the
+    /// window's own struct had time to arrive, to overlap cache misses.
+    /// Changes nothing; the default does nothing.
     fn prefetch_slots(&self) {}
 }
 
