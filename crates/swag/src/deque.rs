@@ -6,8 +6,8 @@
 //! Every element has an absolute position: the first element ever pushed is
 //! at 0, and positions never shift when the front is popped. The aggregators
 //! keep their sublist boundaries as crate-internal [`Cursor`]s: the address
-//! of a slot plus the size of the block that holds it, so stepping, reading
-//! and writing never search and never read a block's header on the way.
+//! of a slot plus the block that holds it, so stepping, reading and writing
+//! never search.
 //!
 //! All `unsafe` code of the crate lives in this module.
 
@@ -17,8 +17,7 @@ use std::marker::PhantomData;
 use std::mem::{self, MaybeUninit};
 use std::ptr;
 
-/// The smallest block holds at least this many elements: a window of one
-/// element costs one such block.
+/// The smallest block, in elements: a window of one element costs this much.
 pub const MIN_BLOCK: usize = 4;
 
 /// Elements at least this large are prefetched whole (every cache line),
@@ -31,8 +30,7 @@ pub(crate) const LARGE_ELEMENT_BYTES: usize = 256;
 /// How many slots ahead a stepping cursor prefetches a large element.
 const SLOT_LOOKAHEAD: usize = 2;
 
-/// Blocks grow up to this many bytes, header included (or to the smallest
-/// block, for elements so large that it is larger).
+/// Blocks grow up to about this many bytes (and at least [`MIN_BLOCK`] elements).
 const MAX_BLOCK_BYTES: usize = 8 * 1024;
 
 /// A deque of small elements holding at least this many bytes *streams*:
@@ -44,10 +42,10 @@ const MAX_BLOCK_BYTES: usize = 8 * 1024;
 /// where it changes pages: rounds of a 2^20- or 2^22-element DABA Lite had
 /// a p99.99 of 400-700 ns against 50-80 ns for a cached one. A streaming
 /// deque's blocks are pages, so a position changes pages only where it
-/// enters a block, and a step stays one test: the block-end test it makes
-/// anyway. (Streaming cursors first prefetched 512 bytes ahead at every
-/// step, which cost every step of every deque a test of the mode and put
-/// both kinds of step in every caller.)
+/// enters a block, and a step stays one comparison: the block-end test it
+/// makes anyway. (Streaming cursors first prefetched 512 bytes ahead at
+/// every step, which cost every step of every deque a test of the mode and
+/// put both kinds of step in every caller.)
 ///
 /// Smaller deques do not: a cached window does not need it, and if one of
 /// many windows (one per key), a line prefetched that far ahead would be
@@ -58,11 +56,13 @@ const STREAM_MIN_BYTES: usize = 1 << 20;
 const STREAM_STOP_BYTES: usize = STREAM_MIN_BYTES / 2;
 
 /// A deque of small elements holding at least this many bytes links page
-/// blocks ([`PAGE_BYTES`]), so that by the time it streams nearly all its
-/// blocks are page blocks: streaming cursors in blocks of two pages still
-/// stalled now and then (p99.99 160-250 ns against 85-105 in page blocks),
-/// and replacing the blocks it had would allocate in the middle of the
-/// stream.
+/// blocks ([`PAGE_BYTES`], page-aligned), so that by the time it streams
+/// nearly all its blocks are page blocks: streaming cursors in unaligned
+/// blocks of two pages still stalled now and then (p99.99 160-250 ns against
+/// 85-105 in page blocks), and replacing the blocks it had would allocate in
+/// the middle of the stream. Smaller deques keep unaligned blocks: page
+/// alignment puts every block header in the same cache sets, which cost the
+/// engine's ROWS 999 query over 1,000 keys about 10 % of its throughput.
 const PAGE_BLOCKS_MIN_BYTES: usize = 64 * 1024;
 
 /// How much of the next block a position entering a block of a streaming
@@ -72,30 +72,33 @@ const PAGE_BLOCKS_MIN_BYTES: usize = 64 * 1024;
 /// whole next page made the tail slower (the burst of prefetches waits).
 const STREAM_AHEAD_BYTES: usize = 512;
 
-/// The size of a page block, header included.
+/// The size and alignment of a page block, header included, so that a
+/// cursor changes pages only where it changes blocks.
 const PAGE_BYTES: usize = 4096;
 
-/// The header of one block of the list. A block is a power-of-two number
-/// of bytes, aligned to its size: this header at its start, then padding,
-/// then `cap` slots that end exactly at the block's end. So a slot address
-/// tells its block (the address with the low bits cleared) and whether it
-/// is the block's end (they are all clear) or first slot (they are below
-/// the header's size plus one slot) from the block's size alone: no step
-/// reads a header until it leaves its block. Slots hold absolute positions
+/// The header of one block of the list, which lies right after the
+/// block's `cap` slots in the same allocation: a cursor keeps the address
+/// of its block's header, which is thus also the end of the block's slots,
+/// so a forward step tells that it left its block by one comparison of
+/// addresses, without reading anything. The slots hold absolute positions
 /// `[start, start + cap)`; only the slots inside the deque's `[front, end)`
 /// are initialized.
 ///
-/// Blocks are only ever handled through raw pointers to their allocation,
-/// so that slot pointers keep the provenance of the whole allocation.
+/// Blocks are only ever handled through raw pointers into their
+/// allocation, so that slot pointers keep the provenance of the whole
+/// allocation.
 #[repr(C)]
 struct Block<T> {
     prev: *mut Block<T>,
     next: *mut Block<T>,
+    /// The first slot of `next` (null while there is none): a cursor
+    /// stepping into the next block reads only this header, next to the
+    /// slot it leaves, not the next block's, at the far end of its slots.
+    next_first: *mut MaybeUninit<T>,
+    /// The first slot, where the allocation begins.
+    first: *mut MaybeUninit<T>,
     /// Absolute position of the first slot.
     start: usize,
-    /// The block's size in bytes, minus one.
-    mask: usize,
-    _slots: PhantomData<T>,
 }
 
 impl<T> Block<T> {
@@ -114,63 +117,100 @@ impl<T> Block<T> {
         mem::size_of::<T>()
     };
 
-    /// The smallest block: [`MIN_BLOCK`] slots and the header, rounded up to
-    /// a power of two (and at least the element's alignment).
-    const MIN_BYTES: usize = {
-        let bytes = (Self::HEADER_BYTES + MIN_BLOCK * Self::STRIDE).next_power_of_two();
-        if bytes < mem::align_of::<T>() {
-            mem::align_of::<T>()
-        } else {
-            bytes
+    /// Capacities are multiples of this, so that the header after the
+    /// slots is aligned.
+    const CAP_UNIT: usize = {
+        let align = mem::align_of::<Block<T>>();
+        let mut unit = 1;
+        while !(unit * Self::STRIDE).is_multiple_of(align) {
+            unit *= 2;
         }
+        unit
     };
 
-    /// The largest block (see [`MAX_BLOCK_BYTES`]).
-    const MAX_BYTES: usize = if Self::MIN_BYTES > MAX_BLOCK_BYTES {
-        Self::MIN_BYTES
-    } else {
-        MAX_BLOCK_BYTES
+    /// The smallest capacity: [`MIN_BLOCK`], rounded up to [`Self::CAP_UNIT`].
+    const MIN_CAP: usize = Self::round_cap(MIN_BLOCK);
+
+    /// `cap` rounded up to a multiple of [`Self::CAP_UNIT`].
+    const fn round_cap(cap: usize) -> usize {
+        cap.div_ceil(Self::CAP_UNIT) * Self::CAP_UNIT
+    }
+
+    /// Slots of a page block (see [`PAGE_BLOCKS_MIN_BYTES`]): as many as fit in
+    /// [`PAGE_BYTES`] with the header.
+    const PAGE_CAP: usize = match mem::size_of::<T>() {
+        0 => 0,
+        size => (PAGE_BYTES - Self::HEADER_BYTES) / size / Self::CAP_UNIT * Self::CAP_UNIT,
     };
 
     /// Whether deques of `T` may stream and link page blocks (see
     /// [`STREAM_MIN_BYTES`]): small elements only (large ones are prefetched
-    /// whole at every step anyway).
+    /// whole at every step anyway), and only if page blocks are told apart
+    /// from the others by their capacity, which is never a power of two.
     const STREAMS: bool = mem::size_of::<T>() != 0
         && !Self::LARGE
-        && PAGE_BYTES >= Self::MIN_BYTES
-        && PAGE_BYTES <= Self::MAX_BYTES;
+        && Self::PAGE_CAP >= MIN_BLOCK
+        && !Self::PAGE_CAP.is_power_of_two();
 
-    /// Slots in a block of `bytes`.
-    const fn cap(bytes: usize) -> usize {
-        (bytes - Self::HEADER_BYTES) / Self::STRIDE
+    /// Whether a block of `cap` slots is a page block.
+    const fn is_page_cap(cap: usize) -> bool {
+        Self::STREAMS && cap == Self::PAGE_CAP
     }
 
-    /// The allocation of a block of `bytes` (a power of two, at least
-    /// [`Self::MIN_BYTES`]): aligned to its size.
-    fn layout(bytes: usize) -> Layout {
-        debug_assert!(bytes.is_power_of_two() && bytes >= Self::MIN_BYTES);
-        Layout::from_size_align(bytes, bytes).expect("block sizes are small powers of two")
+    /// The allocation of a block of `cap` slots (a multiple of
+    /// [`Self::CAP_UNIT`]); a page block is page-aligned.
+    fn layout(cap: usize) -> Layout {
+        debug_assert!(cap.is_multiple_of(Self::CAP_UNIT));
+        // Block capacities are small (see `MAX_BLOCK_BYTES`), so neither step
+        // can overflow.
+        // Zero-sized elements take a byte each (`STRIDE`).
+        let slots = Layout::from_size_align(cap * Self::STRIDE, mem::align_of::<T>())
+            .expect("block capacity is bounded");
+        let (layout, header_at) = slots
+            .extend(Layout::new::<Block<T>>())
+            .expect("block capacity is bounded");
+        debug_assert_eq!(header_at, cap * Self::STRIDE);
+        let layout = if Self::is_page_cap(cap) {
+            debug_assert!(layout.size() <= PAGE_BYTES);
+            layout
+                .align_to(PAGE_BYTES)
+                .expect("a page is a valid alignment")
+        } else {
+            layout
+        };
+        layout.pad_to_align()
     }
 
-    /// A new, unlinked block of `bytes` with uninitialized slots.
-    fn allocate(bytes: usize) -> *mut Block<T> {
-        let layout = Self::layout(bytes);
+    /// A new, unlinked block with `cap` uninitialized slots.
+    fn allocate(cap: usize) -> *mut Block<T> {
+        let layout = Self::layout(cap);
         // SAFETY: the layout has a non-zero size (the header).
-        let block = unsafe { alloc::alloc(layout) }.cast::<Block<T>>();
-        if block.is_null() {
+        let first = unsafe { alloc::alloc(layout) };
+        if first.is_null() {
             alloc::handle_alloc_error(layout);
         }
-        // SAFETY: `block` is a fresh allocation large enough for the header.
+        let block = first.wrapping_add(cap * Self::STRIDE).cast::<Block<T>>();
+        // SAFETY: the header's place lies inside the fresh allocation and is
+        // aligned (`CAP_UNIT`).
         unsafe {
             block.write(Block {
                 prev: ptr::null_mut(),
                 next: ptr::null_mut(),
+                next_first: ptr::null_mut(),
+                first: first.cast(),
                 start: 0,
-                mask: bytes - 1,
-                _slots: PhantomData,
             });
         }
         block
+    }
+
+    /// The number of slots of `block`.
+    ///
+    /// # Safety
+    /// `block` is a live block.
+    unsafe fn cap(block: *mut Block<T>) -> usize {
+        // SAFETY: by the caller's contract.
+        unsafe { (block.addr() - (*block).first.addr()) / Self::STRIDE }
     }
 
     /// Frees a block whose slots hold no element.
@@ -178,83 +218,37 @@ impl<T> Block<T> {
     /// # Safety
     /// `block` came from [`Block::allocate`] and is not used afterwards.
     unsafe fn free(block: *mut Block<T>) {
-        // SAFETY: allocated with this layout (same size); the header needs
-        // no drop and the slots hold no element.
-        unsafe { alloc::dealloc(block.cast(), Self::layout((*block).mask + 1)) }
+        // SAFETY: allocated at `first` with this layout (same `cap`); the
+        // header needs no drop and the slots hold no element.
+        unsafe { alloc::dealloc((*block).first.cast(), Self::layout(Self::cap(block))) }
     }
 
-    /// The block's size in bytes.
-    ///
-    /// # Safety
-    /// `block` is a live block.
-    unsafe fn bytes(block: *mut Block<T>) -> usize {
-        // SAFETY: by the caller's contract.
-        unsafe { (*block).mask + 1 }
-    }
-
-    /// The first slot of a block of `mask + 1` bytes: an address
-    /// computation, nothing is read.
+    /// One past the block's last slot: the header's address.
     #[inline(always)]
-    fn first_slot(block: *mut Block<T>, mask: usize) -> *mut MaybeUninit<T> {
-        let bytes = mask.wrapping_add(1);
-        block
-            .cast::<u8>()
-            .wrapping_add(bytes - Self::cap(bytes) * Self::STRIDE)
-            .cast()
-    }
-
-    /// One past the last slot of a block of `mask + 1` bytes: the block's
-    /// end.
-    #[inline(always)]
-    fn limit(block: *mut Block<T>, mask: usize) -> *mut MaybeUninit<T> {
-        block.cast::<u8>().wrapping_add(mask.wrapping_add(1)).cast()
-    }
-
-    /// The block holding `slot`, one of its slots (not its limit).
-    #[inline(always)]
-    fn of(slot: *mut MaybeUninit<T>, mask: usize) -> *mut Block<T> {
-        slot.cast::<u8>()
-            .wrapping_sub(slot.addr() & mask)
-            .cast::<Block<T>>()
-    }
-
-    /// Whether `slot`, one past a slot of a block of `mask + 1` bytes, is
-    /// that block's limit. No load.
-    #[inline(always)]
-    fn is_limit(slot: *mut MaybeUninit<T>, mask: usize) -> bool {
-        slot.addr() & mask == 0
-    }
-
-    /// Whether `slot`, a slot of a block of `mask + 1` bytes, is its first:
-    /// the first slot begins within one stride after the header. No load.
-    #[inline(always)]
-    fn is_first(slot: *mut MaybeUninit<T>, mask: usize) -> bool {
-        slot.addr() & mask < Self::HEADER_BYTES + Self::STRIDE
+    fn limit(block: *mut Block<T>) -> *mut MaybeUninit<T> {
+        block.cast()
     }
 
     /// The cursor slot of absolute position `pos`.
     ///
     /// # Safety
-    /// `block` is a live block and `start <= pos <= start + cap`.
-    #[inline]
+    /// `block` is a live block and `start <= pos < start + cap`.
     unsafe fn slot_of(block: *mut Block<T>, pos: usize) -> *mut MaybeUninit<T> {
         // SAFETY: the header is readable by the caller's contract.
         unsafe {
-            let index = pos - (*block).start;
-            Self::first_slot(block, (*block).mask).wrapping_byte_add(index * Self::STRIDE)
+            (*block)
+                .first
+                .wrapping_byte_add((pos - (*block).start) * Self::STRIDE)
         }
     }
 
     /// The absolute position of `slot`, a slot of `block`.
     ///
     /// # Safety
-    /// `block` is a live block and `slot` one of its cursor slots.
+    /// `block` is a live block and `slot` one of its slots.
     unsafe fn pos_of(block: *mut Block<T>, slot: *mut MaybeUninit<T>) -> usize {
         // SAFETY: the header is readable by the caller's contract.
-        unsafe {
-            let first = Self::first_slot(block, (*block).mask);
-            (*block).start + (slot.addr() - first.addr()) / Self::STRIDE
-        }
+        unsafe { (*block).start + (slot.addr() - (*block).first.addr()) / Self::STRIDE }
     }
 
     /// Prefetches the element at `slot`: the line holding it, or every line
@@ -266,9 +260,10 @@ impl<T> Block<T> {
         let slot = slot.cast::<u8>();
         if Self::LARGE {
             // The lines from the slot's first byte on, not every line it
-            // spans (`crate::prefetch_value`): fetching a ninth line of a
-            // 512-byte slot made `bloom` rounds 2-4 % slower (paper runner,
-            // n = 2^10 to 2^16, four alternating runs on 2026-12-04).
+            // spans (`crate::prefetch_value`): slots follow one another, so
+            // a 512-byte one straddles a ninth line, and fetching that too
+            // made `bloom` rounds 2-4 % slower (paper runner, n = 2^10 to
+            // 2^16, four alternating runs on 2026-12-04).
             for line in (0..mem::size_of::<T>()).step_by(64) {
                 crate::prefetch(slot.wrapping_add(line));
             }
@@ -277,120 +272,98 @@ impl<T> Block<T> {
         }
     }
 
-    /// For a cursor of large elements that has just stepped forward from
-    /// `from` to `to` (`from`'s successor slot, or the block's limit):
-    /// prefetches the element [`SLOT_LOOKAHEAD`] slots further, in this block
-    /// or the next, and the next block's header before it is read.
+    /// For a cursor of large elements in `block` that has just stepped
+    /// forward to `to` (a slot of the block or its limit; the deque's end,
+    /// for a push): prefetches the element [`SLOT_LOOKAHEAD`] slots further,
+    /// in this block or the next.
     ///
     /// # Safety
-    /// `from` is a slot of a live block of `mask + 1` bytes.
+    /// `block` is a live block.
     #[inline(always)]
-    unsafe fn prefetch_large_ahead(
-        from: *mut MaybeUninit<T>,
-        to: *mut MaybeUninit<T>,
-        mask: usize,
-    ) {
-        let block = Self::of(from, mask);
-        let limit = Self::limit(block, mask);
+    unsafe fn prefetch_large_ahead(block: *mut Block<T>, to: *mut MaybeUninit<T>) {
+        let limit = Self::limit(block);
         let ahead = to.wrapping_byte_add(SLOT_LOOKAHEAD * Self::STRIDE);
         if ahead < limit {
             Self::prefetch_slot(ahead);
             return;
         }
-        // SAFETY: by the caller's contract the header is readable, and a
-        // linked block is live.
-        unsafe {
-            let next = (*block).next;
-            if !next.is_null() {
-                if ahead == limit {
-                    crate::prefetch(next);
-                }
-                let beyond = ahead.addr() - limit.addr();
-                let first = Self::first_slot(next, (*next).mask);
-                Self::prefetch_slot(first.wrapping_byte_add(beyond));
-            }
+        // SAFETY: by the caller's contract the header is readable.
+        let next_first = unsafe { (*block).next_first };
+        if !next_first.is_null() {
+            Self::prefetch_slot(next_first.wrapping_byte_add(ahead.addr() - limit.addr()));
         }
     }
 
     /// Like [`Self::prefetch_large_ahead`] for a cursor of large elements
-    /// that has just stepped back to `slot`.
+    /// that has just stepped back to `slot` in `block`.
     ///
     /// # Safety
-    /// `slot` is a slot of a live block of `mask + 1` bytes.
+    /// `block` is a live block holding `slot`.
     #[inline(always)]
-    unsafe fn prefetch_large_behind(slot: *mut MaybeUninit<T>, mask: usize) {
-        let block = Self::of(slot, mask);
-        let first = Self::first_slot(block, mask);
+    unsafe fn prefetch_large_behind(block: *mut Block<T>, slot: *mut MaybeUninit<T>) {
         let back = SLOT_LOOKAHEAD * Self::STRIDE;
+        // SAFETY: by the caller's contract the header is readable.
+        let (first, prev) = unsafe { ((*block).first, (*block).prev) };
         let index_bytes = slot.addr() - first.addr();
         if index_bytes >= back {
             Self::prefetch_slot(slot.wrapping_byte_sub(back));
-            return;
-        }
-        // SAFETY: by the caller's contract the header is readable, and a
-        // linked block is live.
-        unsafe {
-            let prev = (*block).prev;
-            if !prev.is_null() {
-                let prev_limit = Self::limit(prev, (*prev).mask);
-                Self::prefetch_slot(prev_limit.wrapping_byte_sub(back - index_bytes));
-            }
+        } else if !prev.is_null() {
+            Self::prefetch_slot(Self::limit(prev).wrapping_byte_sub(back - index_bytes));
         }
     }
 
-    /// Prefetches the first [`STREAM_AHEAD_BYTES`] of `block` (its header and
-    /// first slots), if it is not null. Reads nothing.
+    /// Prefetches the first [`STREAM_AHEAD_BYTES`] of the slots beginning at
+    /// `first` and the header of their block, `block`, if it is not null.
+    /// Reads nothing.
     #[inline(always)]
-    fn prefetch_head(block: *mut Block<T>) {
+    fn prefetch_head(block: *mut Block<T>, first: *mut MaybeUninit<T>) {
         if block.is_null() {
             return;
         }
+        crate::prefetch(block);
         for line in (0..STREAM_AHEAD_BYTES).step_by(64) {
-            crate::prefetch(block.cast::<u8>().wrapping_add(line));
+            crate::prefetch(first.cast::<u8>().wrapping_add(line));
         }
     }
 
     /// Prefetches the header of `block` and the last [`STREAM_AHEAD_BYTES`]
-    /// of its slots, if it is not null. Reads nothing: the block is taken to
-    /// be a page block (a streaming deque links page blocks, see
-    /// [`PAGE_BLOCKS_MIN_BYTES`]), so for the odd other block the prefetch
-    /// is merely wasted.
+    /// of its slots, if it is not null. Reads nothing.
     #[inline(always)]
     fn prefetch_tail(block: *mut Block<T>) {
         if block.is_null() {
             return;
         }
         crate::prefetch(block);
-        let end = block.cast::<u8>().wrapping_add(PAGE_BYTES);
+        let end = block.cast::<u8>();
         for line in (64..=STREAM_AHEAD_BYTES).step_by(64) {
             crate::prefetch(end.wrapping_sub(line));
         }
     }
 }
 
-/// A position in a [`ChunkedDeque`]: the address of its slot, and the size
-/// of the block that holds it (as a mask of the address's low bits).
+/// A position in a [`ChunkedDeque`]: the address of its slot, and the block
+/// that holds it (the address of its header, right after its slots).
 ///
-/// Reading, writing and comparing cursors touch no block header, and a
-/// step reads one only when it leaves its block: a window's cursors are
-/// used every operation, and a header is one more cache line of each
-/// window per row in the engine.
+/// Reading, writing and comparing cursors touch no block header, a forward
+/// step reads one only when it leaves its block, and a backward step reads
+/// its block's first slot from it: a window's cursors are used every
+/// operation, and a header is one more cache line of each window per row
+/// in the engine.
 ///
 /// Invariant (upheld by the deque's methods, checked by `debug_assert!`):
-/// a cursor handed to the deque has `front <= pos <= end`, `slot` is the
-/// slot of `pos` in the block whose slot range contains it, and `mask` is
-/// that block's size minus one. Live positions have distinct slots, so
-/// cursors compare by slot. Cursors are plain values: copying one is free,
-/// and moving the deque's front or back does not update them, so the owner
-/// must not use a cursor that the front has passed or that a `pop_back` has
-/// cut off. The aggregators of this crate guarantee it by their
-/// pointer-order invariants (`F ≤ L ≤ R ≤ A ≤ B ≤ E`). A deque that never
-/// allocated a block hands out cursors with null slots, which may only be
-/// compared with each other: the first push makes them stale, so the
-/// aggregators take their cursors anew after it.
+/// a cursor handed to the deque has `front <= pos <= end`, and `block` is the
+/// block whose slot range contains `pos`. Live positions have distinct
+/// slots, so cursors compare by slot. Cursors are plain values: copying one
+/// is free, and moving the deque's front or back does not update them, so
+/// the owner must not use a cursor that the front has passed or that a
+/// `pop_back` has cut off. The aggregators of this crate guarantee it by
+/// their pointer-order invariants (`F ≤ L ≤ R ≤ A ≤ B ≤ E`). A deque that
+/// never allocated a block hands out cursors with null pointers, which may
+/// only be compared with each other: the first push makes them stale, so
+/// the aggregators take their cursors anew after it.
 pub(crate) struct Cursor<T> {
+    block: *mut Block<T>,
     slot: *mut MaybeUninit<T>,
-    mask: usize,
 }
 
 // SAFETY: a cursor is a position inside a deque that its owner also owns;
@@ -424,37 +397,12 @@ impl<T> fmt::Debug for Cursor<T> {
 }
 
 impl<T> Cursor<T> {
-    /// The cursor without a block of a deque that never allocated one.
-    const NONE: Self = Cursor {
-        slot: ptr::null_mut(),
-        mask: 0,
-    };
-
-    /// A cursor at the first slot of `block`.
-    ///
-    /// # Safety
-    /// `block` is a live block.
+    /// A cursor at the last slot of `block`. Reads nothing.
     #[inline(always)]
-    unsafe fn first_of(block: *mut Block<T>) -> Self {
-        // SAFETY: by the caller's contract.
-        let mask = unsafe { (*block).mask };
+    fn last_of(block: *mut Block<T>) -> Self {
         Cursor {
-            slot: Block::first_slot(block, mask),
-            mask,
-        }
-    }
-
-    /// A cursor at the last slot of `block`.
-    ///
-    /// # Safety
-    /// `block` is a live block.
-    #[inline(always)]
-    unsafe fn last_of(block: *mut Block<T>) -> Self {
-        // SAFETY: by the caller's contract.
-        let mask = unsafe { (*block).mask };
-        Cursor {
-            slot: Block::limit(block, mask).wrapping_byte_sub(Block::<T>::STRIDE),
-            mask,
+            block,
+            slot: Block::limit(block).wrapping_byte_sub(Block::<T>::STRIDE),
         }
     }
 
@@ -465,32 +413,27 @@ impl<T> Cursor<T> {
     /// As for [`Block::slot_of`], unless `block` is null.
     unsafe fn at(block: *mut Block<T>, pos: usize) -> Self {
         if block.is_null() {
-            return Self::NONE;
+            return Cursor {
+                block,
+                slot: ptr::null_mut(),
+            };
         }
-        // SAFETY: by the caller's contract.
-        unsafe {
-            Cursor {
-                slot: Block::slot_of(block, pos),
-                mask: (*block).mask,
-            }
+        Cursor {
+            block,
+            // SAFETY: by the caller's contract.
+            slot: unsafe { Block::slot_of(block, pos) },
         }
-    }
-
-    /// The block this cursor is in (null for a deque without blocks).
-    #[inline(always)]
-    fn block(&self) -> *mut Block<T> {
-        Block::of(self.slot, self.mask)
     }
 
     /// The absolute position this cursor points at (reads its block's
     /// header: for checks and rebuilding, not for hot paths).
     pub(crate) fn pos(&self) -> usize {
-        if self.slot.is_null() {
+        if self.block.is_null() {
             return 0;
         }
         // SAFETY: a cursor's block is live (cursor invariant) and its slot
         // one of the block's.
-        unsafe { Block::pos_of(self.block(), self.slot) }
+        unsafe { Block::pos_of(self.block, self.slot) }
     }
 
     /// The element's address (a dangling, aligned one for zero-sized
@@ -520,16 +463,15 @@ impl<T> Cursor<T> {
 /// | `front`, `back`, `len` | **O(1) worst case** |
 ///
 /// Block sizes follow the queue's length, from [`MIN_BLOCK`] elements up to
-/// 8 KiB, so a window of one element costs one small block while a large
-/// window is stored in large blocks. Each block is a power-of-two number of
-/// bytes aligned to its size, so that a position finds its block's ends from
-/// its own address. One drained block is kept as a spare, so a window that
-/// slides at a steady size allocates nothing.
+/// about 8 KiB, so a window of one element costs one small block while a
+/// large window is stored in large blocks. One drained block is kept as a
+/// spare, so a window that slides at a steady size allocates nothing.
 ///
-/// A deque of small elements past 64 KiB links page blocks, and one that
-/// outgrows the caches (1 MiB) *streams*: a position entering a block
-/// prefetches the start of the next one, so that the step onto a cold page
-/// does not stall (see `STREAM_MIN_BYTES`). Below half that size it stops.
+/// A deque of small elements past 64 KiB links page-sized, page-aligned
+/// blocks, and one that outgrows the caches (1 MiB) *streams*: a position
+/// entering a block prefetches the start of the next one, so that the step
+/// onto a cold page does not stall (see `STREAM_MIN_BYTES`). Below half
+/// that size it stops.
 ///
 /// # Examples
 ///
@@ -547,36 +489,35 @@ impl<T> Cursor<T> {
 /// ```
 ///
 /// Invariants:
-/// - either no block is allocated (both ends are [`Cursor::NONE`] and `len`
-///   is 0), or the blocks from the front's to the end's are a linked chain
-///   whose slot ranges are contiguous;
+/// - either no block is allocated (`head`, `tail` and both slots are null,
+///   `len` is 0), or `head ..= tail` is a linked chain whose slot ranges are
+///   contiguous;
 /// - the end always lies inside an allocated block (a full tail gets its
 ///   successor linked at once), so a cursor at the end is always valid;
 /// - `len` is the end's position minus the front's;
 /// - slots in `[front, end)` are initialized, all others are not.
 ///
-/// The fields are laid out in this order (`repr(C)`) so that no end's slot
-/// lies next to its mask: a cursor at an end is then read as two 8-byte
-/// loads, each of which the store that last changed its field can forward,
+/// The fields are laid out in this order (`repr(C)`) so that no block
+/// pointer lies next to its end's slot: a cursor at an end is then read as
+/// two 8-byte loads, each of which the store that last changed its field can forward,
 /// where one 16-byte load after a pop or push had changed only the slot
 /// waited for that store to reach the cache (DABA Lite's flips read both
 /// ends every few rounds in a small window).
 #[repr(C)]
 pub struct ChunkedDeque<T> {
+    head: *mut Block<T>,
+    tail: *mut Block<T>,
+    /// Number of elements.
+    len: usize,
     /// The front's slot: the front is read and popped without a look at the
     /// block's header.
     front_slot: *mut MaybeUninit<T>,
     /// The end's slot.
     end_slot: *mut MaybeUninit<T>,
-    /// The size of the front's block, minus one.
-    front_mask: usize,
-    /// The size of the end's block, minus one.
-    end_mask: usize,
-    /// Number of elements.
-    len: usize,
     /// A drained block kept for reuse, or null.
     spare: *mut Block<T>,
-    /// Size in bytes of the first block, when none is allocated yet.
+    /// Capacity of the first block, when none is allocated yet (at most
+    /// `MAX_BLOCK`, so that it packs with `streaming`).
     first_block: u32,
     /// Whether the deque streams (see [`STREAM_MIN_BYTES`]); decided each
     /// time a block is linked.
@@ -597,25 +538,31 @@ impl<T> Default for ChunkedDeque<T> {
 }
 
 impl<T> ChunkedDeque<T> {
+    /// Largest block, in elements, for this element type.
+    const MAX_BLOCK: usize = {
+        let n = MAX_BLOCK_BYTES / Block::<T>::STRIDE;
+        Block::<T>::round_cap(if n < MIN_BLOCK { MIN_BLOCK } else { n })
+    };
+
     /// An empty deque. Allocates nothing until the first push.
     pub const fn new() -> Self {
-        Self::with_first_block(Block::<T>::MIN_BYTES)
+        Self::with_first_block(Block::<T>::MIN_CAP)
     }
 
     /// An empty deque whose first block holds about `capacity` elements
     /// (clamped to the block size limits), for windows whose size is known.
     pub fn with_capacity(capacity: usize) -> Self {
-        Self::with_first_block(Self::block_bytes_for(capacity))
+        Self::with_first_block(Self::block_size_for(capacity))
     }
 
     const fn with_first_block(first_block: usize) -> Self {
-        debug_assert!(first_block <= Block::<T>::MAX_BYTES);
+        debug_assert!(first_block <= Self::MAX_BLOCK);
         ChunkedDeque {
+            head: ptr::null_mut(),
+            tail: ptr::null_mut(),
+            len: 0,
             front_slot: ptr::null_mut(),
             end_slot: ptr::null_mut(),
-            front_mask: 0,
-            end_mask: 0,
-            len: 0,
             spare: ptr::null_mut(),
             first_block: first_block as u32,
             streaming: false,
@@ -623,13 +570,13 @@ impl<T> ChunkedDeque<T> {
         }
     }
 
-    /// The size of a block for about `len` elements.
-    fn block_bytes_for(len: usize) -> usize {
-        len.saturating_mul(Block::<T>::STRIDE)
-            .saturating_add(Block::<T>::HEADER_BYTES)
+    /// The capacity of a block for about `len` elements.
+    fn block_size_for(len: usize) -> usize {
+        let cap = len
             .checked_next_power_of_two()
             .unwrap_or(usize::MAX)
-            .clamp(Block::<T>::MIN_BYTES, Block::<T>::MAX_BYTES)
+            .clamp(MIN_BLOCK, Self::MAX_BLOCK);
+        Block::<T>::round_cap(cap)
     }
 
     /// Number of elements. **O(1).**
@@ -661,10 +608,8 @@ impl<T> ChunkedDeque<T> {
         if Block::<T>::LARGE {
             // A large value is written line by line: fetch the slots
             // coming next first. (The end stays inside its block.)
-            let end = self.end_slot;
-            let next = end.wrapping_byte_add(Block::<T>::STRIDE);
-            // SAFETY: `end_slot` is a slot of the live tail block.
-            unsafe { Block::prefetch_large_ahead(end, next, self.end_mask) };
+            // SAFETY: `tail` is a live block.
+            unsafe { Block::prefetch_large_ahead(self.tail, self.end_slot) };
         }
         // SAFETY: the end lies in an allocated block (struct invariant after
         // `ensure_tail`); its slot is uninitialized because it is the end.
@@ -675,7 +620,7 @@ impl<T> ChunkedDeque<T> {
     /// Allocates the first block if there is none yet.
     #[inline]
     fn ensure_tail(&mut self) {
-        if self.end_slot.is_null() {
+        if self.tail.is_null() {
             self.link_first_block(0);
         }
     }
@@ -688,12 +633,13 @@ impl<T> ChunkedDeque<T> {
     fn link_first_block(&mut self, start: usize) {
         let block = self.take_block(self.first_block as usize);
         // SAFETY: `block` is a fresh, exclusively owned block.
-        let first = unsafe {
+        unsafe {
             (*block).start = start;
-            Cursor::first_of(block)
-        };
-        (self.front_slot, self.front_mask) = (first.slot, first.mask);
-        (self.end_slot, self.end_mask) = (first.slot, first.mask);
+            self.front_slot = (*block).first;
+        }
+        self.head = block;
+        self.tail = block;
+        self.end_slot = self.front_slot;
     }
 
     /// Counts the slot at the end (just written) in, linking a block when
@@ -702,8 +648,8 @@ impl<T> ChunkedDeque<T> {
     fn advance_end(&mut self) {
         self.len += 1;
         let next = self.end_slot.wrapping_byte_add(Block::<T>::STRIDE);
-        if Block::<T>::is_limit(next, self.end_mask) {
-            // SAFETY: the end's block is allocated and now full.
+        if next == Block::limit(self.tail) {
+            // SAFETY: the tail is allocated and now full.
             unsafe { self.link_tail() };
         } else {
             self.end_slot = next;
@@ -768,25 +714,25 @@ impl<T> ChunkedDeque<T> {
         if self.is_empty() {
             return None;
         }
-        let front = self.cursor_front();
-        let taken = take(front.element());
+        let taken = take(self.cursor_front().element());
         self.len -= 1;
-        let next = front.slot.wrapping_byte_add(Block::<T>::STRIDE);
+        let next = self.front_slot.wrapping_byte_add(Block::<T>::STRIDE);
         if Block::<T>::LARGE {
             // Queries read the front: keep it coming like a cursor.
-            // SAFETY: the front's block is live.
-            unsafe { Block::prefetch_large_ahead(front.slot, next, front.mask) };
+            // SAFETY: the head is live.
+            unsafe { Block::prefetch_large_ahead(self.head, next) };
         }
-        if Block::<T>::is_limit(next, front.mask) {
+        if next == Block::limit(self.head) {
             // SAFETY: the end lies at or after the front's new position, the
             // drained block's limit, so in a later block, which is linked.
             unsafe {
-                let drained = front.block();
+                let drained = self.head;
                 let head = (*drained).next;
+                self.front_slot = (*drained).next_first;
                 (*head).prev = ptr::null_mut();
                 (*drained).next = ptr::null_mut();
-                let first = Cursor::first_of(head);
-                (self.front_slot, self.front_mask) = (first.slot, first.mask);
+                (*drained).next_first = ptr::null_mut();
+                self.head = head;
                 self.entered_forward(head);
                 release(self, drained);
             }
@@ -809,13 +755,13 @@ impl<T> ChunkedDeque<T> {
         // before the end is initialized; it is read once and then left
         // uninitialized.
         let value = unsafe {
-            if Block::<T>::is_first(self.end_slot, self.end_mask) {
-                let emptied = self.cursor_end().block();
+            if self.end_slot == (*self.tail).first {
+                let emptied = self.tail;
                 let tail = (*emptied).prev;
                 (*tail).next = ptr::null_mut();
-                (*emptied).prev = ptr::null_mut();
-                let last = Cursor::last_of(tail);
-                (self.end_slot, self.end_mask) = (last.slot, last.mask);
+                (*tail).next_first = ptr::null_mut();
+                self.tail = tail;
+                self.end_slot = Cursor::last_of(tail).slot;
                 self.recycle(emptied);
             } else {
                 self.end_slot = self.end_slot.wrapping_byte_sub(Block::<T>::STRIDE);
@@ -868,25 +814,21 @@ impl<T> ChunkedDeque<T> {
         while self.drop_front() {}
     }
 
-    /// The front's block, the head of the chain (null before the first
-    /// push).
-    fn head(&self) -> *mut Block<T> {
-        self.cursor_front().block()
-    }
-
     /// Heap bytes held by blocks (including the spare), for memory reports.
     pub fn heap_bytes(&self) -> usize {
+        let block_bytes = |b: *mut Block<T>| {
+            // SAFETY: `b` is an allocated block owned by this deque.
+            Block::<T>::layout(unsafe { Block::cap(b) }).size()
+        };
         let mut total = 0;
-        let mut b = self.head();
-        // SAFETY: walks the deque's own linked blocks and its spare.
-        unsafe {
-            while !b.is_null() {
-                total += Block::bytes(b);
-                b = (*b).next;
-            }
-            if !self.spare.is_null() {
-                total += Block::bytes(self.spare);
-            }
+        let mut b = self.head;
+        while !b.is_null() {
+            total += block_bytes(b);
+            // SAFETY: as above; `next` is null or another owned block.
+            b = unsafe { (*b).next };
+        }
+        if !self.spare.is_null() {
+            total += block_bytes(self.spare);
         }
         total
     }
@@ -917,8 +859,8 @@ impl<T> ChunkedDeque<T> {
     #[inline]
     pub(crate) fn cursor_front(&self) -> Cursor<T> {
         Cursor {
+            block: self.head,
             slot: self.front_slot,
-            mask: self.front_mask,
         }
     }
 
@@ -926,8 +868,8 @@ impl<T> ChunkedDeque<T> {
     #[inline]
     pub(crate) fn cursor_end(&self) -> Cursor<T> {
         Cursor {
+            block: self.tail,
             slot: self.end_slot,
-            mask: self.end_mask,
         }
     }
 
@@ -935,11 +877,11 @@ impl<T> ChunkedDeque<T> {
     /// for rebuilding cursors after a clone, never on a hot path.
     pub(crate) fn cursor_at(&self, pos: usize) -> Cursor<T> {
         debug_assert!(self.cursor_front().pos() <= pos && pos <= self.cursor_end().pos());
-        let mut block = self.head();
+        let mut block = self.head;
         // SAFETY: walks linked, owned blocks; `pos <= end` lies in one of
         // them, which then holds it.
         unsafe {
-            while !block.is_null() && pos >= (*block).start + Block::<T>::cap(Block::bytes(block)) {
+            while !block.is_null() && pos >= (*block).start + Block::cap(block) {
                 block = (*block).next;
             }
             Cursor::at(block, pos)
@@ -960,16 +902,16 @@ impl<T> ChunkedDeque<T> {
         debug_assert!(c.pos() < self.cursor_end().pos(), "stepping past the end");
         let next = c.slot.wrapping_byte_add(Block::<T>::STRIDE);
         if Block::<T>::LARGE {
-            // SAFETY: `c` is a slot of a live block (cursor invariant).
-            unsafe { Block::prefetch_large_ahead(c.slot, next, c.mask) };
+            // SAFETY: `c.block` is live (cursor invariant).
+            unsafe { Block::prefetch_large_ahead(c.block, next) };
         }
-        if Block::<T>::is_limit(next, c.mask) {
-            // SAFETY: `c`'s block is live; past it, the successor is linked
+        if next == Block::limit(c.block) {
+            // SAFETY: `c.block` is live; past it, the successor is linked
             // because the end lies in an allocated block after `c`.
             unsafe {
-                let block = (*c.block()).next;
-                *c = Cursor::first_of(block);
-                self.entered_forward(block);
+                c.slot = (*c.block).next_first;
+                c.block = (*c.block).next;
+                self.entered_forward(c.block);
             }
         } else {
             c.slot = next;
@@ -985,20 +927,19 @@ impl<T> ChunkedDeque<T> {
             c.pos() > self.cursor_front().pos(),
             "stepping before the front"
         );
-        if Block::<T>::is_first(c.slot, c.mask) {
-            // SAFETY: `c`'s block is live; the position before its first
-            // slot (at least the front) is in the linked predecessor.
-            unsafe {
-                let block = (*c.block()).prev;
-                *c = Cursor::last_of(block);
-                self.entered_backward(block);
+        // SAFETY: `c.block` is live (cursor invariant); if `c` is its first
+        // slot, the position before it (at least the front) is in the linked
+        // predecessor.
+        unsafe {
+            if c.slot == (*c.block).first {
+                *c = Cursor::last_of((*c.block).prev);
+                self.entered_backward(c.block);
+            } else {
+                c.slot = c.slot.wrapping_byte_sub(Block::<T>::STRIDE);
             }
-        } else {
-            c.slot = c.slot.wrapping_byte_sub(Block::<T>::STRIDE);
-        }
-        if Block::<T>::LARGE {
-            // SAFETY: `c` is a slot of a live block.
-            unsafe { Block::prefetch_large_behind(c.slot, c.mask) };
+            if Block::<T>::LARGE {
+                Block::prefetch_large_behind(c.block, c.slot);
+            }
         }
     }
 
@@ -1011,7 +952,7 @@ impl<T> ChunkedDeque<T> {
     unsafe fn entered_forward(&self, block: *mut Block<T>) {
         if self.streaming {
             // SAFETY: by the caller's contract the header is readable.
-            Block::prefetch_head(unsafe { (*block).next });
+            unsafe { Block::prefetch_head((*block).next, (*block).next_first) };
         }
     }
 
@@ -1067,8 +1008,7 @@ impl<T> ChunkedDeque<T> {
     /// block.
     ///
     /// # Safety
-    /// The end's slot must be the last slot of its (allocated) block, whose
-    /// element was just counted in.
+    /// `tail` must be allocated and full, its last element just counted in.
     unsafe fn link_tail(&mut self) {
         let bytes = self.len().saturating_mul(mem::size_of::<T>());
         if Block::<T>::STREAMS {
@@ -1079,37 +1019,39 @@ impl<T> ChunkedDeque<T> {
             };
             self.streaming = bytes >= threshold;
         }
-        let size = if Block::<T>::STREAMS && bytes >= PAGE_BLOCKS_MIN_BYTES {
-            PAGE_BYTES
+        let cap = if Block::<T>::STREAMS && bytes >= PAGE_BLOCKS_MIN_BYTES {
+            Block::<T>::PAGE_CAP
         } else {
-            Self::block_bytes_for(self.len() + 1)
+            Self::block_size_for(self.len() + 1)
         };
-        let block = self.take_block(size);
-        let tail = self.cursor_end().block();
+        let block = self.take_block(cap);
+        let tail = self.tail;
         // SAFETY: `block` is exclusively owned; `tail` is allocated and full,
         // so the new end position is one past its last slot.
         unsafe {
-            (*block).start = (*tail).start + Block::<T>::cap(Block::bytes(tail));
+            (*block).start = (*tail).start + Block::cap(tail);
             (*block).prev = tail;
             (*block).next = ptr::null_mut();
+            (*block).next_first = ptr::null_mut();
             (*tail).next = block;
-            let first = Cursor::first_of(block);
-            (self.end_slot, self.end_mask) = (first.slot, first.mask);
+            (*tail).next_first = (*block).first;
+            self.end_slot = (*block).first;
         }
+        self.tail = block;
     }
 
-    /// A block of at least `bytes`: the spare if large enough.
+    /// A block of at least `cap` slots: the spare if large enough.
     ///
     /// A deque that starts linking page blocks thus keeps reusing the
     /// (few) blocks it had instead of allocating a page block for each one
     /// it drains: allocations while a large window slides would be its
     /// slowest rounds.
-    fn take_block(&mut self, bytes: usize) -> *mut Block<T> {
+    fn take_block(&mut self, cap: usize) -> *mut Block<T> {
         // SAFETY: a non-null spare is an owned, unlinked block.
-        if !self.spare.is_null() && unsafe { Block::bytes(self.spare) } >= bytes {
+        if !self.spare.is_null() && unsafe { Block::cap(self.spare) } >= cap {
             return mem::replace(&mut self.spare, ptr::null_mut());
         }
-        Block::allocate(bytes)
+        Block::allocate(cap)
     }
 
     /// Keeps a drained, unlinked block as the spare (the larger of the two is
@@ -1123,9 +1065,10 @@ impl<T> ChunkedDeque<T> {
         unsafe {
             (*block).prev = ptr::null_mut();
             (*block).next = ptr::null_mut();
+            (*block).next_first = ptr::null_mut();
             if self.spare.is_null() {
                 self.spare = block;
-            } else if Block::bytes(block) > Block::bytes(self.spare) {
+            } else if Block::cap(block) > Block::cap(self.spare) {
                 Block::free(mem::replace(&mut self.spare, block));
             } else {
                 Block::free(block);
@@ -1135,21 +1078,19 @@ impl<T> ChunkedDeque<T> {
 
     fn debug_check(&self) {
         #[cfg(debug_assertions)]
-        if !self.end_slot.is_null() {
-            let (front, end) = (self.cursor_front(), self.cursor_end());
-            let (head, tail) = (front.block(), end.block());
+        if !self.head.is_null() {
+            let (head, tail) = (self.head, self.tail);
             // SAFETY: head and tail are allocated blocks of this deque.
             unsafe {
-                debug_assert_eq!((*head).mask, self.front_mask);
-                debug_assert_eq!((*tail).mask, self.end_mask);
                 debug_assert!((*head).prev.is_null() && (*tail).next.is_null());
-                for (c, block) in [(front, head), (end, tail)] {
-                    let first = Block::first_slot(block, c.mask);
-                    debug_assert!(first <= c.slot && c.slot < Block::limit(block, c.mask));
-                    debug_assert_eq!((c.slot.addr() - first.addr()) % Block::<T>::STRIDE, 0);
+                for (slot, block) in [(self.front_slot, head), (self.end_slot, tail)] {
+                    let first = (*block).first;
+                    debug_assert!(first <= slot && slot < Block::limit(block));
+                    debug_assert_eq!((slot.addr() - first.addr()) % Block::<T>::STRIDE, 0);
                 }
             }
-            debug_assert_eq!(end.pos() - front.pos(), self.len, "length out of step");
+            let (front, end) = (self.cursor_front().pos(), self.cursor_end().pos());
+            debug_assert_eq!(end - front, self.len, "length out of step");
         }
     }
 
@@ -1157,23 +1098,14 @@ impl<T> ChunkedDeque<T> {
         if !cfg!(debug_assertions) {
             return;
         }
-        debug_assert!(!c.slot.is_null(), "cursor without a block");
+        debug_assert!(!c.block.is_null(), "cursor without a block");
         let pos = c.pos();
         let (front, end) = (self.cursor_front().pos(), self.cursor_end().pos());
         debug_assert!(
             front <= pos && pos <= end,
             "cursor {pos} outside [{front}, {end}]"
         );
-        // SAFETY: the cursor's block is live (cursor invariant).
-        debug_assert_eq!(
-            unsafe { (*c.block()).mask },
-            c.mask,
-            "cursor with a wrong mask"
-        );
-        debug_assert!(
-            !Block::<T>::is_limit(c.slot, c.mask),
-            "cursor at its block's end"
-        );
+        debug_assert!(c.slot != Block::limit(c.block), "cursor at its block's end");
     }
 
     fn debug_check_element(&self, c: &Cursor<T>) {
@@ -1240,7 +1172,7 @@ impl<T> Drop for ChunkedDeque<T> {
         if mem::needs_drop::<T>() {
             self.clear();
         }
-        let mut b = self.head();
+        let mut b = self.head;
         while !b.is_null() {
             // SAFETY: every linked block is owned; its elements were dropped
             // above (or need no drop), so freeing the slots drops nothing.
@@ -1261,7 +1193,7 @@ impl<T: Clone> Clone for ChunkedDeque<T> {
     fn clone(&self) -> Self {
         // Same absolute positions, so cursors can be re-created by position.
         let mut copy = ChunkedDeque::with_first_block(self.first_block as usize);
-        if !self.end_slot.is_null() {
+        if !self.head.is_null() {
             copy.link_first_block(self.cursor_front().pos());
         }
         copy.extend(self.iter().cloned());
@@ -1334,16 +1266,16 @@ mod tests {
     use std::collections::VecDeque;
     use std::rc::Rc;
 
-    /// The sizes of the linked blocks, front to back, and whether each
-    /// block is aligned to its size.
+    /// The capacities of the linked blocks, front to back, and whether each
+    /// block is page-aligned.
     fn blocks(q: &ChunkedDeque<u64>) -> Vec<(usize, bool)> {
         let mut out = Vec::new();
-        let mut b = q.head();
+        let mut b = q.head;
         while !b.is_null() {
             // SAFETY: walks the deque's own linked blocks.
             unsafe {
-                let bytes = Block::bytes(b);
-                out.push((bytes, (b as usize).is_multiple_of(bytes)));
+                let first = (*b).first;
+                out.push((Block::cap(b), first.addr().is_multiple_of(PAGE_BYTES)));
                 b = (*b).next;
             }
         }
@@ -1352,8 +1284,9 @@ mod tests {
 
     #[test]
     fn a_large_deque_streams_through_page_blocks_then_stops() {
-        let page_cap = Block::<u64>::cap(PAGE_BYTES);
+        let page_cap = Block::<u64>::PAGE_CAP;
         const { assert!(Block::<u64>::STREAMS) };
+        assert_eq!(Block::<u64>::layout(page_cap).size(), PAGE_BYTES);
         let mut q = ChunkedDeque::new();
         let mut front = 0u64;
         let mut next = 0u64;
@@ -1363,23 +1296,21 @@ mod tests {
             next += 1;
         }
         // Page blocks come first, streaming later.
-        assert_eq!(blocks(&q).last(), Some(&(PAGE_BYTES, true)));
+        assert_eq!(blocks(&q).last(), Some(&(page_cap, true)));
         assert!(!q.streaming);
         while next < 3 * threshold {
             q.push_back(next);
             next += 1;
         }
         assert!(q.streaming);
-        let page_block = (PAGE_BYTES, true);
+        let page_block = (page_cap, true);
         let ordinary =
             |q: &ChunkedDeque<u64>| blocks(q).iter().filter(|&&b| b != page_block).count();
-        // Blocks linked once it held PAGE_BLOCKS_MIN_BYTES are page blocks
-        // (a growing deque may have linked a block of a page's size before).
+        // Blocks linked once it held STREAM_MIN_BYTES are page blocks.
         let linked = blocks(&q);
-        assert!(linked.iter().all(|&(_, aligned)| aligned));
-        let last_ordinary = linked.iter().rposition(|&b| b != page_block);
-        assert!(last_ordinary.is_some_and(|i| i < linked.len() / 4));
         let before = ordinary(&q);
+        assert!(before > 0);
+        assert!(linked[before..].iter().all(|&b| b == page_block));
         // Sliding by a whole window: drained blocks are reused, the ordinary
         // ones too (no more of them), and from then on nothing is allocated.
         for _ in 0..3 * threshold {
@@ -1450,9 +1381,7 @@ mod tests {
         let mut q: ChunkedDeque<u64> = ChunkedDeque::new();
         assert_eq!(q.heap_bytes(), 0);
         q.push_back(7);
-        assert_eq!(q.heap_bytes(), Block::<u64>::MIN_BYTES);
-        assert_eq!(Block::<u64>::MIN_BYTES, 64);
-        assert_eq!(Block::<u64>::cap(Block::<u64>::MIN_BYTES), MIN_BLOCK);
+        assert_eq!(q.heap_bytes(), mem::size_of::<Block<u64>>() + MIN_BLOCK * 8);
     }
 
     #[test]
