@@ -236,8 +236,8 @@ impl<A: Aggregate, K: KeyWindow<A>> AggregateOperator for WindowOperator<A, K> {
         for (row, &key) in key_ids.iter().enumerate() {
             // Windows of different keys live far apart in memory: fetch the
             // ones a few rows ahead in two stages (window struct, then its
-            // slots) so their cache misses overlap. (A step reads no block
-            // header until it leaves its block.)
+            // slots) so their cache misses overlap. (A forward step reads
+            // no block header until it leaves its block.)
             if let Some(&ahead) = key_ids.get(row + PREFETCH_STRUCT) {
                 sliq_swag::prefetch_value(self.windows.as_ptr().wrapping_add(ahead as usize));
             }
