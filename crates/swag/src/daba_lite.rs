@@ -85,14 +85,12 @@ impl<M: Monoid> DabaLite<M> {
     /// The body of [`FifoAggregator::insert`].
     #[inline(always)]
     fn insert_inline(&mut self, v: M::Agg) {
-        let first = self.deque.is_empty();
-        if !first {
-            self.monoid.combine_into(&mut self.agg_b, &v);
-        }
-        self.deque.push_back(v);
-        if first {
+        if self.deque.is_empty() {
+            self.deque.push_back(v);
             self.reset_pointers();
         } else {
+            self.monoid.combine_into(&mut self.agg_b, &v);
+            self.deque.push_back_nonempty(v);
             self.fixup();
         }
     }

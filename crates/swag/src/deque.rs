@@ -72,6 +72,14 @@ const PAGE_BLOCKS_MIN_BYTES: usize = 64 * 1024;
 /// whole next page made the tail slower (the burst of prefetches waits).
 const STREAM_AHEAD_BYTES: usize = 512;
 
+/// Marks the path that calls it as rarely taken, as `std::hint::cold_path`
+/// does from Rust 1.95 on: a block boundary, passed once per block. Without
+/// it the compiler loads what only that path needs (the streaming flag) on
+/// every step.
+#[cold]
+#[inline]
+fn cold_path() {}
+
 /// The size and alignment of a page block, header included, so that a
 /// cursor changes pages only where it changes blocks.
 const PAGE_BYTES: usize = 4096;
@@ -605,6 +613,22 @@ impl<T> ChunkedDeque<T> {
     #[inline(always)]
     pub(crate) fn push_back_inline(&mut self, value: T) {
         self.ensure_tail();
+        self.write_back(value);
+    }
+
+    /// [`Self::push_back`] into a deque that holds an element, so that its
+    /// blocks are allocated and the first-block check can be skipped.
+    #[inline(always)]
+    pub(crate) fn push_back_nonempty(&mut self, value: T) {
+        debug_assert!(!self.is_empty(), "push_back_nonempty on an empty deque");
+        self.write_back(value);
+    }
+
+    /// Writes `value` at the end and counts it in. Requires the tail block
+    /// allocated.
+    #[inline(always)]
+    fn write_back(&mut self, value: T) {
+        debug_assert!(!self.tail.is_null());
         if Block::<T>::LARGE {
             // A large value is written line by line: fetch the slots
             // coming next first. (The end stays inside its block.)
@@ -649,6 +673,7 @@ impl<T> ChunkedDeque<T> {
         self.len += 1;
         let next = self.end_slot.wrapping_byte_add(Block::<T>::STRIDE);
         if next == Block::limit(self.tail) {
+            cold_path();
             // SAFETY: the tail is allocated and now full.
             unsafe { self.link_tail() };
         } else {
@@ -723,6 +748,7 @@ impl<T> ChunkedDeque<T> {
             unsafe { Block::prefetch_large_ahead(self.head, next) };
         }
         if next == Block::limit(self.head) {
+            cold_path();
             // SAFETY: the end lies at or after the front's new position, the
             // drained block's limit, so in a later block, which is linked.
             unsafe {
@@ -906,6 +932,7 @@ impl<T> ChunkedDeque<T> {
             unsafe { Block::prefetch_large_ahead(c.block, next) };
         }
         if next == Block::limit(c.block) {
+            cold_path();
             // SAFETY: `c.block` is live; past it, the successor is linked
             // because the end lies in an allocated block after `c`.
             unsafe {
@@ -932,6 +959,7 @@ impl<T> ChunkedDeque<T> {
         // predecessor.
         unsafe {
             if c.slot == (*c.block).first {
+                cold_path();
                 *c = Cursor::last_of((*c.block).prev);
                 self.entered_backward(c.block);
             } else {
