@@ -280,7 +280,17 @@ fn a_peer_that_dies_mid_run_ends_the_run_with_an_error() {
     let mut seen = 0;
     while seen < 100_000 {
         let n = stdout.read(&mut buffer).unwrap();
-        assert!(n > 0, "process 0 ended early");
+        if n == 0 {
+            let mut stderr = String::new();
+            first
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut stderr)
+                .unwrap();
+            let _ = peer.kill();
+            panic!("process 0 ended early ({:?}): {stderr}", first.wait());
+        }
         seen += n;
     }
     peer.kill().unwrap();

@@ -739,31 +739,23 @@ impl<T> ChunkedDeque<T> {
         if self.is_empty() {
             return None;
         }
-        let taken = take(self.cursor_front().element());
+        let mut front = self.cursor_front();
+        let taken = take(front.element());
         self.len -= 1;
-        let next = self.front_slot.wrapping_byte_add(Block::<T>::STRIDE);
-        if Block::<T>::LARGE {
-            // Queries read the front: keep it coming like a cursor.
-            // SAFETY: the head is live.
-            unsafe { Block::prefetch_large_ahead(self.head, next) };
-        }
-        if next == Block::limit(self.head) {
-            cold_path();
-            // SAFETY: the end lies at or after the front's new position, the
-            // drained block's limit, so in a later block, which is linked.
+        // Queries read the front: it moves like a cursor. Past the head's
+        // last slot, the end lies in a later block, which is linked.
+        let left = self.advance(&mut front);
+        self.front_slot = front.slot;
+        if left {
+            let drained = mem::replace(&mut self.head, front.block);
+            // SAFETY: both blocks are live; the drained one is owned and
+            // now unlinked.
             unsafe {
-                let drained = self.head;
-                let head = (*drained).next;
-                self.front_slot = (*drained).next_first;
-                (*head).prev = ptr::null_mut();
+                (*front.block).prev = ptr::null_mut();
                 (*drained).next = ptr::null_mut();
                 (*drained).next_first = ptr::null_mut();
-                self.head = head;
-                self.entered_forward(head);
-                release(self, drained);
             }
-        } else {
-            self.front_slot = next;
+            release(self, drained);
         }
         self.debug_check();
         Some(taken)
@@ -926,23 +918,31 @@ impl<T> ChunkedDeque<T> {
     pub(crate) fn step(&self, c: &mut Cursor<T>) {
         self.debug_check_cursor(c);
         debug_assert!(c.pos() < self.cursor_end().pos(), "stepping past the end");
+        self.advance(c);
+    }
+
+    /// Moves `c`, a position before the end or the front itself, one
+    /// position towards the back; returns whether it left its block.
+    #[inline(always)]
+    fn advance(&self, c: &mut Cursor<T>) -> bool {
         let next = c.slot.wrapping_byte_add(Block::<T>::STRIDE);
         if Block::<T>::LARGE {
             // SAFETY: `c.block` is live (cursor invariant).
             unsafe { Block::prefetch_large_ahead(c.block, next) };
         }
-        if next == Block::limit(c.block) {
-            cold_path();
-            // SAFETY: `c.block` is live; past it, the successor is linked
-            // because the end lies in an allocated block after `c`.
-            unsafe {
-                c.slot = (*c.block).next_first;
-                c.block = (*c.block).next;
-                self.entered_forward(c.block);
-            }
-        } else {
+        if next != Block::limit(c.block) {
             c.slot = next;
+            return false;
         }
+        cold_path();
+        // SAFETY: `c.block` is live; past it, the successor is linked
+        // because the end lies in an allocated block after `c`.
+        unsafe {
+            c.slot = (*c.block).next_first;
+            c.block = (*c.block).next;
+            self.entered_forward(c.block);
+        }
+        true
     }
 
     /// Moves `c` one position towards the front. Requires `c` after the
