@@ -507,10 +507,10 @@ impl<T> Cursor<T> {
 ///
 /// The fields are laid out in this order (`repr(C)`) so that no block
 /// pointer lies next to its end's slot: a cursor at an end is then read as
-/// two 8-byte loads, each of which the store that last changed its field can forward,
-/// where one 16-byte load after a pop or push had changed only the slot
-/// waited for that store to reach the cache (DABA Lite's flips read both
-/// ends every few rounds in a small window).
+/// two 8-byte loads, each of which the store that last changed its field
+/// can forward, where one 16-byte load after a pop or push had changed only
+/// the slot waited for that store to reach the cache (DABA Lite's flips
+/// read both ends every few rounds in a small window).
 #[repr(C)]
 pub struct ChunkedDeque<T> {
     head: *mut Block<T>,
