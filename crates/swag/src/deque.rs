@@ -1492,6 +1492,55 @@ mod tests {
         assert_eq!(q.iter().nth(1), Some(&0));
     }
 
+    /// Pushes, pops at both ends and walks cursors both ways over `T`s made
+    /// from indices, against a `VecDeque`; then checks a clone.
+    fn walk_and_compare<T: Clone + PartialEq + fmt::Debug>(make: impl Fn(usize) -> T) {
+        let mut q = ChunkedDeque::new();
+        let mut model = VecDeque::new();
+        let mut next = 0;
+        for round in 0..4 {
+            for _ in 0..(300 + 200 * round) {
+                q.push_back(make(next));
+                model.push_back(make(next));
+                next += 1;
+            }
+            for i in 0..(150 + 100 * round) {
+                if i % 4 == 0 {
+                    assert_eq!(q.pop_back(), model.pop_back());
+                } else {
+                    assert_eq!(q.pop_front(), model.pop_front());
+                }
+            }
+            let mut c = q.cursor_front();
+            for expected in &model {
+                assert_eq!(q.get(&c), expected);
+                q.step(&mut c);
+            }
+            assert!(c == q.cursor_end());
+            for expected in model.iter().rev() {
+                q.step_back(&mut c);
+                assert_eq!(q.get(&c), expected);
+            }
+            assert!(c == q.cursor_front());
+        }
+        let copy = q.clone();
+        assert!(copy.iter().eq(model.iter()));
+        assert_eq!(copy.cursor_front().pos(), q.cursor_front().pos());
+    }
+
+    #[test]
+    fn elements_of_odd_sizes_and_alignments_keep_headers_aligned() {
+        // One byte: capacities in multiples of 8 (`CAP_UNIT`).
+        walk_and_compare(|i| i as u8);
+        walk_and_compare(|i| [i as u8; 3]);
+        walk_and_compare(|i| i as u32);
+        walk_and_compare(|i| (i as u64, i as u32));
+        walk_and_compare(|i| i as u128);
+        // Large: prefetched whole, never streaming.
+        walk_and_compare(|i| [i as u8; 300]);
+        walk_and_compare(|i| i.to_string());
+    }
+
     #[test]
     fn zero_sized_elements() {
         let mut q = ChunkedDeque::new();
