@@ -244,6 +244,19 @@ fn stats_show_each_worker_and_the_watermark() {
     p.exp_eof().unwrap();
 }
 
+/// Everything `child` wrote to its piped standard error, to its end.
+fn stderr_of(child: &mut std::process::Child) -> String {
+    use std::io::Read;
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .expect("standard error piped")
+        .read_to_string(&mut stderr)
+        .unwrap();
+    stderr
+}
+
 #[test]
 fn a_peer_that_dies_mid_run_ends_the_run_with_an_error() {
     use std::io::Read;
@@ -281,13 +294,7 @@ fn a_peer_that_dies_mid_run_ends_the_run_with_an_error() {
     while seen < 100_000 {
         let n = stdout.read(&mut buffer).unwrap();
         if n == 0 {
-            let mut stderr = String::new();
-            first
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut stderr)
-                .unwrap();
+            let stderr = stderr_of(&mut first);
             let _ = peer.kill();
             panic!("process 0 ended early ({:?}): {stderr}", first.wait());
         }
@@ -308,13 +315,7 @@ fn a_peer_that_dies_mid_run_ends_the_run_with_an_error() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
     drain.join().unwrap().unwrap();
-    let mut stderr = String::new();
-    first
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let stderr = stderr_of(&mut first);
     assert_eq!(status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("a peer process may have exited"),
