@@ -53,10 +53,8 @@ impl<'a, T: ArrowNativeType> Values<'a, T> {
     /// Row `row`'s value; `None` for a NULL (or a row past the end).
     #[inline(always)]
     fn get(&self, row: usize) -> Option<T> {
-        match self.nulls {
-            Some(nulls) if nulls.is_null(row) => None,
-            _ => self.values.get(row).copied(),
-        }
+        // `is_valid` checked the bound, so the index is not checked again.
+        self.is_valid(row).then(|| self.values[row])
     }
 }
 
@@ -352,5 +350,21 @@ impl OutputSink for ArrowSink {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_reads_as_none_when_null_or_past_the_end() {
+        let with_null = Int64Array::from(vec![Some(1), None, Some(3)]);
+        let values = Values::of(&with_null);
+        let read: Vec<_> = (0..4).map(|row| values.get(row)).collect();
+        assert_eq!(read, vec![Some(1), None, Some(3), None]);
+        let without = Int64Array::from(vec![7]);
+        let values = Values::of(&without);
+        assert_eq!((values.get(0), values.get(1)), (Some(7), None));
     }
 }
