@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release -p sliq-swag --example paper -- [--full] [--out DIR]
-//!     [--only static|dynamic|latency] [--ops sum,geomean,bloom]
+//!     [--only static|dynamic|latency|rust-loop] [--ops sum,geomean,bloom]
 //!     [--algorithms daba_lite,daba,two_stacks_lite,two_stacks] [--no-fence]
 //!     [--sizes 1024,1048576] [--huge-pages]
 //! ```
@@ -23,6 +23,13 @@
 //!   machine itself stalls a thread (interrupts, hypervisor exits): those
 //!   stalls come per unit of time, so they reach p99.99 of any round longer
 //!   than 1e-4 / their rate.
+//! - rust-loop (only when named with `--only`): the loop of the reference
+//!   Rust Two-Stacks Lite's bench, reproduced exactly so that its figures
+//!   compare: an `i32` wrapping `sum`, items `1 + i % 101`, the window
+//!   filled with items 0 to n - 1, then 30M rounds (7.5M without `--full`)
+//!   of fence, evict, insert, query, the results added into a checksum.
+//!   Million items/s at n = 2^10 and 2^20 (or `--sizes`), the median of
+//!   three trials, the algorithms taking turns.
 //!
 //! `--huge-pages` reruns the runner with glibc's malloc backing the heap
 //! with transparent huge pages, so that a large window's pointers do not miss
@@ -44,10 +51,12 @@ use std::path::PathBuf;
 use std::sync::atomic::{Ordering, fence};
 use std::time::Instant;
 
-use operators::{BloomOp, GeomeanOp, Operator, SumOp};
-use sliq_swag::{Daba, DabaLite, FifoAggregator, TwoStacks, TwoStacksLite};
+use operators::{BloomOp, GeomeanOp, Operator, SumI32Op, SumOp};
+use sliq_swag::{Daba, DabaLite, FifoAggregator, Monoid, TwoStacks, TwoStacksLite};
 
 const ALGORITHMS: [&str; 4] = ["daba_lite", "daba", "two_stacks_lite", "two_stacks"];
+
+const EXPERIMENTS: [&str; 4] = ["static", "dynamic", "latency", "rust-loop"];
 
 struct Config {
     full: bool,
@@ -80,7 +89,15 @@ fn parse_args() -> Result<Config, String> {
             "--no-fence" => cfg.fence = false,
             "--huge-pages" => cfg.huge_pages = true,
             "--out" => cfg.out = args.next().ok_or("--out needs a directory")?.into(),
-            "--only" => cfg.only = Some(args.next().ok_or("--only needs an experiment")?),
+            "--only" => {
+                let name = args.next().ok_or("--only needs an experiment")?;
+                if !EXPERIMENTS.contains(&name.as_str()) {
+                    return Err(format!(
+                        "unknown experiment {name:?}: expected one of {EXPERIMENTS:?}"
+                    ));
+                }
+                cfg.only = Some(name);
+            }
             "--ops" => {
                 cfg.ops = args
                     .next()
@@ -116,7 +133,7 @@ fn parse_args() -> Result<Config, String> {
             }
             "-h" | "--help" => {
                 return Err(
-                    "usage: paper [--full] [--out DIR] [--only static|dynamic|latency] \
+                    "usage: paper [--full] [--out DIR] [--only static|dynamic|latency|rust-loop] \
                             [--ops sum,geomean,bloom] [--algorithms …] [--no-fence] \
                             [--sizes N,…] [--huge-pages]"
                         .into(),
@@ -179,6 +196,35 @@ fn run_fence_only(rounds: u64) -> f64 {
     let secs = start.elapsed().as_secs_f64();
     black_box(checksum);
     rounds as f64 / secs
+}
+
+/// The reference Rust Two-Stacks Lite's bench loop, operator and all: the
+/// window filled with items `0..n`, then rounds `n..iterations` of fence,
+/// evict, insert, query, each result added into a checksum. Items/s and the
+/// checksum, which the reference bench prints too.
+#[inline(never)]
+fn run_rust_loop<O: Monoid<Agg = i32> + Default, W: FifoAggregator<O>>(
+    n: usize,
+    iterations: usize,
+    use_fence: bool,
+) -> (f64, i32) {
+    let item = |i: usize| (1 + i % 101) as i32;
+    let mut w = W::new(O::default());
+    for i in 0..n {
+        w.insert(item(i));
+    }
+    let mut force_side_effect = 0i32;
+    let start = Instant::now();
+    for i in n..iterations {
+        if use_fence {
+            fence(Ordering::SeqCst);
+        }
+        w.evict();
+        w.insert(item(i));
+        force_side_effect = force_side_effect.wrapping_add(w.query());
+    }
+    let secs = start.elapsed().as_secs_f64();
+    ((iterations - n) as f64 / secs, force_side_effect)
 }
 
 /// Dynamic window: fill to n and drain, querying after every operation.
@@ -341,40 +387,109 @@ fn throughput_experiment(cfg: &Config, dynamic: bool) -> Vec<Throughput> {
             "\n{} window, {op}: million items/s{fence_note}",
             if dynamic { "dynamic" } else { "static" },
         );
-        print!("{:>9}", "n");
-        for algo in &cfg.algorithms {
-            print!("{algo:>17}");
-        }
-        println!();
+        print_table_header(&cfg.algorithms);
         for &n in &window_sizes {
-            print!("{n:>9}");
-            let _ = std::io::stdout().flush();
-            // Median of three trials: this machine is shared and noisy. The
-            // algorithms take turns within each trial, so that a slow spell
-            // of the machine reaches all of them rather than one.
             let rounds = rounds_for(op, cfg.full) / 2;
-            let mut trials = vec![Vec::new(); cfg.algorithms.len()];
-            for _ in 0..3 {
-                for (&algo, runs) in cfg.algorithms.iter().zip(&mut trials) {
-                    runs.push(if dynamic {
-                        with_operator!(op.as_str(), algo, run_dynamic(n, rounds))
-                    } else {
-                        with_operator!(op.as_str(), algo, run_static(n, rounds, cfg.fence))
-                    });
+            rows.extend(table_row(op, n, &cfg.algorithms, |algo| {
+                if dynamic {
+                    with_operator!(op.as_str(), algo, run_dynamic(n, rounds))
+                } else {
+                    with_operator!(op.as_str(), algo, run_static(n, rounds, cfg.fence))
                 }
+            }));
+        }
+    }
+    rows
+}
+
+/// Prints the header of a throughput table: `n`, then one column per
+/// algorithm.
+fn print_table_header(algorithms: &[&str]) {
+    print!("{:>9}", "n");
+    for algo in algorithms {
+        print!("{algo:>17}");
+    }
+    println!();
+}
+
+/// Measures and prints one row of a throughput table: `run(algorithm)`, in
+/// items/s, is the median of three trials, because this machine is shared
+/// and noisy. The algorithms take turns within each trial, so that a slow
+/// spell of the machine reaches all of them rather than one.
+fn table_row(
+    op: &str,
+    n: usize,
+    algorithms: &[&'static str],
+    mut run: impl FnMut(&'static str) -> f64,
+) -> Vec<Throughput> {
+    print!("{n:>9}");
+    let _ = std::io::stdout().flush();
+    let mut trials = vec![Vec::new(); algorithms.len()];
+    for _ in 0..3 {
+        for (&algo, runs) in algorithms.iter().zip(&mut trials) {
+            runs.push(run(algo));
+        }
+    }
+    let row = algorithms
+        .iter()
+        .zip(trials)
+        .map(|(&algorithm, mut runs)| {
+            runs.sort_by(f64::total_cmp);
+            let mitems_per_s = runs[1] / 1e6;
+            print!("{mitems_per_s:>17.2}");
+            Throughput {
+                op: op.to_string(),
+                algorithm,
+                n,
+                mitems_per_s,
             }
-            for (&algo, mut runs) in cfg.algorithms.iter().zip(trials) {
-                runs.sort_by(f64::total_cmp);
-                let per_s = runs[1];
-                print!("{:>17.2}", per_s / 1e6);
-                rows.push(Throughput {
-                    op: op.clone(),
-                    algorithm: algo,
-                    n,
-                    mitems_per_s: per_s / 1e6,
-                });
-            }
-            println!();
+        })
+        .collect();
+    println!();
+    row
+}
+
+/// Rounds of the reference Rust bench's loop, as its harness runs it.
+const RUST_LOOP_ROUNDS: usize = 30_000_000;
+
+/// The `rust-loop` experiment: the reference Rust bench's loop at each size
+/// (2^10 and 2^20 unless `--sizes`), the median of three trials in which the
+/// algorithms take turns. Prints each size's checksum, which every algorithm
+/// must reach and the reference bench prints to its standard error.
+fn rust_loop_experiment(cfg: &Config) -> Vec<Throughput> {
+    let rounds = if cfg.full {
+        RUST_LOOP_ROUNDS
+    } else {
+        RUST_LOOP_ROUNDS / 4
+    };
+    println!(
+        "\nthe reference Rust bench's loop: i32 sum of items 1 + i % 101, {rounds} rounds{}: \
+         million items/s",
+        if cfg.fence {
+            ", one SeqCst fence first in each"
+        } else {
+            ""
+        }
+    );
+    print_table_header(&cfg.algorithms);
+    let window_sizes = cfg.sizes.clone().unwrap_or_else(|| vec![1 << 10, 1 << 20]);
+    let mut rows = Vec::new();
+    let mut checksums = Vec::new();
+    for n in window_sizes {
+        let mut sums = Vec::new();
+        rows.extend(table_row("sum_i32", n, &cfg.algorithms, |algo| {
+            let (per_s, checksum) =
+                with_algorithm!(algo, run_rust_loop::<SumI32Op>(n, n + rounds, cfg.fence));
+            sums.push(checksum);
+            per_s
+        }));
+        sums.dedup();
+        checksums.push((n, sums));
+    }
+    for (n, sums) in checksums {
+        match sums.as_slice() {
+            [sum] => println!("checksum at n = {n}: {sum}"),
+            _ => println!("checksum at n = {n}: the algorithms disagree: {sums:?}"),
         }
     }
     rows
@@ -488,6 +603,13 @@ fn write_csv(
     fs::write(path, text)
 }
 
+fn write_throughput_csv(path: &PathBuf, rows: &[Throughput]) -> std::io::Result<()> {
+    let lines = rows
+        .iter()
+        .map(|r| format!("{},{},{},{:.3}", r.op, r.algorithm, r.n, r.mitems_per_s));
+    write_csv(path, "operator,algorithm,n,mitems_per_s", lines)
+}
+
 /// glibc's tunable that makes malloc back its heap with transparent huge
 /// pages (`madvise(MADV_HUGEPAGE)`); read only when a process starts.
 const HUGE_PAGE_TUNABLE: &str = "glibc.malloc.hugetlb=1";
@@ -536,7 +658,11 @@ fn main() {
         eprintln!("cannot create {}: {e}", cfg.out.display());
         std::process::exit(1);
     }
-    let wants = |name: &str| cfg.only.as_deref().is_none_or(|o| o == name);
+    // Every experiment but `rust-loop`, unless one is named.
+    let wants = |name: &str| match cfg.only.as_deref() {
+        Some(only) => only == name,
+        None => name != "rust-loop",
+    };
     let mut written = Vec::new();
     let mut report = |result: std::io::Result<()>, path: PathBuf| match result {
         Ok(()) => written.push(path),
@@ -549,15 +675,14 @@ fn main() {
         }
         let rows = throughput_experiment(&cfg, dynamic);
         let csv = cfg.out.join(format!("{name}.csv"));
-        let lines = rows
-            .iter()
-            .map(|r| format!("{},{},{},{:.3}", r.op, r.algorithm, r.n, r.mitems_per_s));
-        report(
-            write_csv(&csv, "operator,algorithm,n,mitems_per_s", lines),
-            csv,
-        );
+        report(write_throughput_csv(&csv, &rows), csv);
         let svg = cfg.out.join(format!("{figure}_{name}_throughput.svg"));
         report(plot::throughput(&svg, name, &rows, &cfg.ops), svg);
+    }
+    if wants("rust-loop") {
+        let rows = rust_loop_experiment(&cfg);
+        let csv = cfg.out.join("rust_loop.csv");
+        report(write_throughput_csv(&csv, &rows), csv);
     }
     if wants("latency") {
         let rows = latency_experiment(&cfg);
