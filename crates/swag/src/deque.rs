@@ -730,7 +730,12 @@ impl<T> ChunkedDeque<T> {
     /// Removes the front element: `take` gets its initialized slot and must
     /// read or drop it (the slot counts as uninitialized afterwards); a head
     /// block this drains is unlinked and handed to `release`.
-    #[inline]
+    ///
+    /// Always inlined: an evict is this and a few instructions around it,
+    /// and left to the compiler's heuristics it became a call in every round
+    /// of a window's loop in a build with one codegen unit (as `lto = "fat"`
+    /// or `codegen-units = 1` make it), where the function has many callers.
+    #[inline(always)]
     fn remove_front<R>(
         &mut self,
         take: impl FnOnce(*mut MaybeUninit<T>) -> R,
