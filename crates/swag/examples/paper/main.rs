@@ -51,7 +51,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{Ordering, fence};
 use std::time::Instant;
 
-use operators::{BloomOp, GeomeanOp, Operator, SumI32Op, SumOp};
+use operators::{BloomOp, GeomeanOp, Operator, SumOp};
+use sliq_swag::monoids::Sum;
 use sliq_swag::{Daba, DabaLite, FifoAggregator, Monoid, TwoStacks, TwoStacksLite};
 
 const ALGORITHMS: [&str; 4] = ["daba_lite", "daba", "two_stacks_lite", "two_stacks"];
@@ -479,7 +480,7 @@ fn rust_loop_experiment(cfg: &Config) -> Vec<Throughput> {
         let mut sums = Vec::new();
         rows.extend(table_row("sum_i32", n, &cfg.algorithms, |algo| {
             let (per_s, checksum) =
-                with_algorithm!(algo, run_rust_loop::<SumI32Op>(n, n + rounds, cfg.fence));
+                with_algorithm!(algo, run_rust_loop::<Sum<i32>>(n, n + rounds, cfg.fence));
             sums.push(checksum);
             per_s
         }));

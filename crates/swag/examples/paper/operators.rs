@@ -40,27 +40,6 @@ impl Operator for SumOp {
     }
 }
 
-/// The `sum` of the reference Rust Two-Stacks Lite's bench: `i32`, wrapping.
-/// Its items are `1 + i % 101` (see `run_rust_loop`).
-#[derive(Clone, Copy, Default)]
-pub struct SumI32Op;
-
-impl Monoid for SumI32Op {
-    type Agg = i32;
-    #[inline]
-    fn identity(&self) -> i32 {
-        0
-    }
-    #[inline]
-    fn combine(&self, a: &i32, b: &i32) -> i32 {
-        a.wrapping_add(*b)
-    }
-    #[inline]
-    fn combine_into(&self, acc: &mut i32, b: &i32) {
-        *acc = acc.wrapping_add(*b);
-    }
-}
-
 /// Geometric mean: the sum of logarithms and a count.
 #[derive(Clone, Copy, Default)]
 pub struct GeomeanOp;
