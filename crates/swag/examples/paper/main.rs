@@ -484,6 +484,7 @@ fn rust_loop_experiment(cfg: &Config) -> Vec<Throughput> {
             sums.push(checksum);
             per_s
         }));
+        sums.sort_unstable();
         sums.dedup();
         checksums.push((n, sums));
     }
@@ -604,6 +605,7 @@ fn write_csv(
     fs::write(path, text)
 }
 
+/// Writes a throughput table's rows as CSV.
 fn write_throughput_csv(path: &PathBuf, rows: &[Throughput]) -> std::io::Result<()> {
     let lines = rows
         .iter()
