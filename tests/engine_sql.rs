@@ -1513,6 +1513,104 @@ fn an_unbounded_frame_keeps_one_partial_aggregate_per_key_not_every_row() {
 }
 
 #[test]
+fn calls_where_no_aggregate_may_stand_are_named_with_their_place() {
+    let (engine, _s) = engine_with_s();
+    let err = |sql: &str| engine.query(sql).unwrap_err().to_string();
+    for (sql, message, column) in [
+        (
+            "SELECT key FROM s WHERE max(v) > 1",
+            "max is an aggregate, not allowed in WHERE (QUALIFY filters on aggregates)",
+            25,
+        ),
+        (
+            "SELECT key FROM s WHERE lag(v) > 1",
+            "lag is a window function, not allowed in WHERE",
+            25,
+        ),
+        (
+            "SELECT count(*) OVER (ROWS 2 PRECEDING) FROM s GROUP BY max(v)",
+            "max is an aggregate, not allowed in GROUP BY",
+            57,
+        ),
+        (
+            "SELECT count(*) OVER (PARTITION BY min(v) ROWS 2 PRECEDING) FROM s",
+            "min is an aggregate, not allowed in PARTITION BY",
+            36,
+        ),
+        (
+            "SELECT sum(max(v) OVER (ROWS 2 PRECEDING)) OVER (ROWS 3 PRECEDING) FROM s",
+            "max is an aggregate, not allowed in the arguments of another aggregate \
+             (aggregates do not nest",
+            12,
+        ),
+        (
+            "SELECT sum(v) FILTER (WHERE avg(v) > 1) OVER (ROWS 3 PRECEDING) FROM s",
+            "avg is an aggregate, not allowed in an aggregate's FILTER",
+            29,
+        ),
+        // A name that is no function is unknown wherever it stands.
+        (
+            "SELECT key FROM s WHERE maxx(v) > 1",
+            "unknown function 'maxx'; did you mean 'max'?",
+            25,
+        ),
+        (
+            "SELECT sum(roundd(v)) OVER (ROWS 3 PRECEDING) FROM s",
+            "unknown function 'roundd'; did you mean 'round'?",
+            12,
+        ),
+        // A scalar function given OVER is named as one, not as unknown.
+        (
+            "SELECT round(v) OVER (ROWS 2 PRECEDING) FROM s",
+            "round is a scalar function, not an aggregate: it takes no OVER",
+            8,
+        ),
+        (
+            "SELECT key FROM s WHERE abs(v) OVER (ROWS 2 PRECEDING) > 1",
+            "abs is a scalar function, not an aggregate: it takes no OVER",
+            25,
+        ),
+    ] {
+        let got = err(sql);
+        assert!(got.starts_with(message), "{sql}: {got}");
+        assert!(
+            got.contains(&format!(" at line 1, column {column}\n")),
+            "{sql}: {got}"
+        );
+    }
+    let err = engine
+        .execute("INSERT INTO s VALUES (1, 'a', max(2))")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("max is an aggregate, not allowed in VALUES at line 1, column 31"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_user_defined_aggregate_where_none_may_stand_is_named_as_an_aggregate() {
+    use sliq::aggregates::{OutputType, ValueType};
+    let (engine, _s) = engine_with_s();
+    engine
+        .register_aggregate(
+            "concat_keys",
+            vec![ValueType::Utf8],
+            OutputType::Scalar(ValueType::Utf8),
+            ConcatKeys,
+        )
+        .unwrap();
+    let err = engine
+        .query("SELECT key FROM s WHERE concat_keys(key) = 'a'")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("concat_keys is an aggregate, not allowed in WHERE"),
+        "{err}"
+    );
+}
+
+#[test]
 fn user_defined_aggregates_run_like_builtins() {
     use sliq::aggregates::{OutputType, ValueType};
     let (engine, s) = engine_with_s();

@@ -1000,6 +1000,25 @@ fn statement_errors_exit_1_with_a_caret_and_bad_arguments_exit_2() {
         "{err}"
     );
 
+    // An aggregate where none may stand is named with the place, and a
+    // name that is no function as unknown there too.
+    for (sql, message) in [
+        (
+            "CREATE STREAM s (v DOUBLE); SELECT v FROM s WHERE max(v) > 1;",
+            "max is an aggregate, not allowed in WHERE (QUALIFY filters on aggregates) \
+             at line 1, column 51",
+        ),
+        (
+            "CREATE STREAM s (v DOUBLE); SELECT v FROM s WHERE foo(v) > 1;",
+            "unknown function 'foo'",
+        ),
+    ] {
+        let out = run(&["-c", sql]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = stderr(&out);
+        assert!(err.contains(message) && err.contains('^'), "{err}");
+    }
+
     let out = run(&["-c", "SELECT max(v) OVER (ROWS 3 PRECEDING) FROM nowhere;"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(

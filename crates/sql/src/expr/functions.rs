@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
+use crate::error::{Location, SqlError, SqlErrorKind, closest};
+
 /// DataFusion's functions of the time a query starts, which it replaces by
 /// a constant when planning a batch query; a continuous query never stops.
 const CLOCK_FUNCTIONS: &[&str] = &[
@@ -113,11 +115,34 @@ pub fn like(pattern: &str, text: &str) -> bool {
 }
 
 /// Names of all scalar and aggregate functions, for suggestions.
-pub fn function_names() -> impl Iterator<Item = &'static str> {
+fn function_names() -> impl Iterator<Item = &'static str> {
     scalar_functions()
         .keys()
         .map(String::as_str)
         .chain(sliq_aggregates::registry::function_names())
+}
+
+/// The error for a call of `name` (lower case), which names no function.
+pub fn unknown_function(name: &str, location: Option<Location>) -> SqlError {
+    SqlError::at(
+        SqlErrorKind::UnknownFunction {
+            name: name.to_string(),
+            suggestion: closest(name, function_names()),
+        },
+        location,
+    )
+}
+
+/// The error for scalar function `name` called with `OVER`, which takes an
+/// aggregate or a window function.
+pub fn over_scalar_function(name: &str, location: Option<Location>) -> SqlError {
+    SqlError::at(
+        SqlErrorKind::Plan(format!(
+            "{name} is a scalar function, not an aggregate: it takes no OVER (it may take an \
+             aggregate's result, as in {name}(max(v) OVER (…)))"
+        )),
+        location,
+    )
 }
 
 /// Whether `f` is one of [`CLOCK_FUNCTIONS`].

@@ -16,6 +16,7 @@ use sqlparser::ast::{self, BinaryOperator, Spanned, UnaryOperator, Value};
 
 use crate::error::{Location, SqlError, SqlErrorKind, closest};
 use crate::parser::DurationError;
+use crate::plan::Catalog;
 use crate::types::{arrow_type, sql_type_name};
 
 mod constants;
@@ -23,7 +24,9 @@ mod functions;
 
 use constants::{cast_constant, check_regex, refused_constant, shown};
 pub use constants::{literal, negative_literal};
-pub use functions::{FunctionInfo, builtin_functions, function_names, like, scalar_function};
+pub use functions::{
+    FunctionInfo, builtin_functions, like, over_scalar_function, scalar_function, unknown_function,
+};
 use functions::{is_clock_function, is_scalar_call};
 
 /// The location of an AST node's start, when sqlparser knows it.
@@ -59,10 +62,65 @@ pub struct ExprConverter<'a> {
     /// The name columns may be qualified with: the stream's, or its alias
     /// in `FROM s AS x` (which then hides the stream's name, as in SQL).
     qualifier: &'a str,
+    /// Where user-defined aggregates are found, to tell one standing where
+    /// no aggregate may from an unknown function.
+    catalog: Option<&'a dyn Catalog>,
 }
 
 /// Callback for aggregate calls met inside an expression.
 pub type AggregateHook<'h> = dyn FnMut(&ast::Function) -> Result<Expr, SqlError> + 'h;
+
+/// What becomes of the aggregate calls met in an expression.
+pub enum Aggregates<'h, 'x> {
+    /// The hook plans each one and returns the expression that stands for
+    /// its result (select items, `QUALIFY`).
+    Planned(&'h mut AggregateHook<'x>),
+    /// None may stand here: one is an error that names the place.
+    Refused(Place),
+}
+
+/// A place in a query where no aggregate (nor `lag` or `row_number`) may
+/// stand, named in the error for one that does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// `WHERE`, which filters rows before any window sees them.
+    Where,
+    /// `GROUP BY` keys.
+    GroupBy,
+    /// `PARTITION BY` keys.
+    PartitionBy,
+    /// A window's `ORDER BY`.
+    WindowOrder,
+    /// An aggregate's arguments.
+    AggregateArgument,
+    /// An aggregate's `FILTER (WHERE …)`.
+    Filter,
+    /// `INSERT … VALUES`.
+    Values,
+}
+
+impl Place {
+    /// The message for aggregate (or window function) `name` standing here.
+    fn refusal(self, name: &str) -> String {
+        let what = match name {
+            "lag" | "row_number" => "a window function",
+            _ => "an aggregate",
+        };
+        let (place, hint) = match self {
+            Place::Where => ("WHERE", " (QUALIFY filters on aggregates)"),
+            Place::GroupBy => ("GROUP BY", ""),
+            Place::PartitionBy => ("PARTITION BY", ""),
+            Place::WindowOrder => ("a window's ORDER BY", ""),
+            Place::AggregateArgument => (
+                "the arguments of another aggregate",
+                " (aggregates do not nest; a query in FROM can aggregate another's results)",
+            ),
+            Place::Filter => ("an aggregate's FILTER", ""),
+            Place::Values => ("VALUES", ""),
+        };
+        format!("{name} is {what}, not allowed in {place}{hint}")
+    }
+}
 
 impl<'a> ExprConverter<'a> {
     /// A converter for expressions over `schema`, a row of `stream`.
@@ -71,6 +129,7 @@ impl<'a> ExprConverter<'a> {
             schema: RefCell::new(schema),
             relation: format!("stream '{stream}'"),
             qualifier: stream,
+            catalog: None,
         }
     }
 
@@ -85,12 +144,19 @@ impl<'a> ExprConverter<'a> {
                 alias => format!("subquery '{alias}'"),
             },
             qualifier: alias,
+            catalog: None,
         }
     }
 
     /// Columns are qualified with `alias` instead of the stream's name.
     pub fn aliased(mut self, alias: &'a str) -> Self {
         self.qualifier = alias;
+        self
+    }
+
+    /// User-defined aggregates are looked up in `catalog`.
+    pub fn with_catalog(mut self, catalog: &'a dyn Catalog) -> Self {
+        self.catalog = Some(catalog);
         self
     }
 
@@ -111,20 +177,21 @@ impl<'a> ExprConverter<'a> {
         Ok(())
     }
 
-    /// Converts `e`; aggregate calls are an error unless `hook` is given.
-    pub fn convert(
-        &self,
-        e: &ast::Expr,
-        hook: &mut Option<&mut AggregateHook<'_>>,
-    ) -> Result<Expr, SqlError> {
+    /// Converts `e`; `hook` says what its aggregate calls become.
+    pub fn convert(&self, e: &ast::Expr, hook: &mut Aggregates<'_, '_>) -> Result<Expr, SqlError> {
         self.convert_inner(e, hook)
             .map_err(|err| err.or_at(location_of(e)))
+    }
+
+    /// Converts `e`, which stands in `place`, where no aggregate may.
+    pub fn convert_in(&self, e: &ast::Expr, place: Place) -> Result<Expr, SqlError> {
+        self.convert(e, &mut Aggregates::Refused(place))
     }
 
     fn convert_inner(
         &self,
         e: &ast::Expr,
-        hook: &mut Option<&mut AggregateHook<'_>>,
+        hook: &mut Aggregates<'_, '_>,
     ) -> Result<Expr, SqlError> {
         use ast::Expr as A;
         let boxed = |x: Expr| Box::new(x);
@@ -427,13 +494,8 @@ impl<'a> ExprConverter<'a> {
             }
             A::Function(f) if f.over.is_none() && is_scalar_call(f) => self.scalar_call(f, hook)?,
             A::Function(f) => match hook {
-                Some(h) => h(f)?,
-                None => {
-                    return Err(SqlError::unsupported(format!(
-                        "function calls here ({}); aggregates belong in the SELECT list",
-                        f.name
-                    )));
-                }
+                Aggregates::Planned(plan) => plan(f)?,
+                Aggregates::Refused(place) => return Err(self.refused_call(f, *place)),
             },
             A::Subquery(_) | A::InSubquery { .. } | A::Exists { .. } => {
                 return Err(SqlError::unsupported(SUBQUERY_IN_EXPRESSION));
@@ -459,21 +521,32 @@ impl<'a> ExprConverter<'a> {
         })
     }
 
+    /// The error for call `f` in `place`, where no aggregate may stand: it
+    /// is an aggregate, a scalar function given `OVER`, or no function.
+    fn refused_call(&self, f: &ast::Function, place: Place) -> SqlError {
+        let name = f.name.to_string().to_ascii_lowercase();
+        let location = location_of(&f.name);
+        let user_aggregate = self
+            .catalog
+            .is_some_and(|c| c.user_aggregate(&name).is_some());
+        if sliq_aggregates::registry::is_aggregate(&name) || user_aggregate {
+            SqlError::at(SqlErrorKind::Plan(place.refusal(&name)), location)
+        } else if scalar_function(&name).is_some() {
+            over_scalar_function(&name, location)
+        } else {
+            unknown_function(&name, location)
+        }
+    }
+
     /// A scalar function call such as `round(v, 2)` or `lower(key)`.
     fn scalar_call(
         &self,
         f: &ast::Function,
-        hook: &mut Option<&mut AggregateHook<'_>>,
+        hook: &mut Aggregates<'_, '_>,
     ) -> Result<Expr, SqlError> {
         let name = f.name.to_string().to_ascii_lowercase();
         let Some(udf) = scalar_function(&name) else {
-            return Err(SqlError::at(
-                SqlErrorKind::UnknownFunction {
-                    name: name.clone(),
-                    suggestion: closest(&name, function_names()),
-                },
-                location_of(&f.name),
-            ));
+            return Err(unknown_function(&name, location_of(&f.name)));
         };
         let list = match &f.args {
             ast::FunctionArguments::List(list) => list.args.as_slice(),
@@ -592,7 +665,7 @@ impl<'a> ExprConverter<'a> {
         pattern: &ast::Expr,
         escape: Option<&ast::ValueWithSpan>,
         case_insensitive: bool,
-        hook: &mut Option<&mut AggregateHook<'_>>,
+        hook: &mut Aggregates<'_, '_>,
     ) -> Result<Expr, SqlError> {
         let x = self.cast_to(self.convert(expr, hook)?, &DataType::Utf8)?;
         let p = self.cast_to(self.convert(pattern, hook)?, &DataType::Utf8)?;

@@ -12,8 +12,11 @@ use sliq_aggregates::{ArgType, Literal, OutputType, ValueType};
 use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments, NullTreatment};
 
 use super::object_name;
-use crate::error::{SqlError, SqlErrorKind, closest};
-use crate::expr::{ExprConverter, SUBQUERY_IN_EXPRESSION, literal, location_of, negative_literal};
+use crate::error::{SqlError, SqlErrorKind};
+use crate::expr::{
+    Aggregates, ExprConverter, Place, SUBQUERY_IN_EXPRESSION, literal, location_of,
+    negative_literal, over_scalar_function, scalar_function, unknown_function,
+};
 use crate::plan::{AggregateCall, AggregateFunction, Catalog, WindowGroup, aggregate_column};
 use crate::types::{canonical_arrow_type, value_type};
 
@@ -47,8 +50,7 @@ impl AggregatePlanner<'_> {
     pub(super) fn convert_item(&mut self, e: &ast::Expr) -> Result<Expr, SqlError> {
         let converter = self.converter;
         let mut hook = |f: &ast::Function| self.aggregate(f);
-        let mut hook_ref: Option<&mut crate::expr::AggregateHook<'_>> = Some(&mut hook);
-        converter.convert(e, &mut hook_ref)
+        converter.convert(e, &mut Aggregates::Planned(&mut hook))
     }
 
     fn aggregate(&mut self, f: &ast::Function) -> Result<Expr, SqlError> {
@@ -77,14 +79,10 @@ impl AggregatePlanner<'_> {
             }
         }
         if user.is_none() && !registry::is_aggregate(&name) {
-            let names: Vec<&str> = crate::expr::function_names().collect();
-            return Err(SqlError::at(
-                SqlErrorKind::UnknownFunction {
-                    name: name.clone(),
-                    suggestion: closest(&name, names),
-                },
-                location_of(&f.name),
-            ));
+            return Err(match scalar_function(&name) {
+                Some(_) => over_scalar_function(&name, location_of(&f.name)),
+                None => unknown_function(&name, location_of(&f.name)),
+            });
         }
         let list = match &f.args {
             FunctionArguments::List(list) => Some(list),
@@ -125,7 +123,7 @@ impl AggregatePlanner<'_> {
                 FunctionArg::Unnamed(FunctionArgExpr::Wildcard) if name == "count" => continue,
                 other => return Err(SqlError::unsupported(format!("the argument {other}"))),
             };
-            let converted = self.converter.convert(e, &mut None)?;
+            let converted = self.converter.convert_in(e, Place::AggregateArgument)?;
             let literal_value = match e {
                 ast::Expr::Value(v) => to_literal(&literal(&v.value)?),
                 ast::Expr::UnaryOp {
@@ -197,7 +195,7 @@ impl AggregatePlanner<'_> {
             .filter
             .as_deref()
             .map(|p| {
-                let e = self.converter.convert(p, &mut None)?;
+                let e = self.converter.convert_in(p, Place::Filter)?;
                 self.converter
                     .cast_to(e, &DataType::Boolean)
                     .map_err(|err| err.or_at(location_of(p)))

@@ -13,7 +13,7 @@ use super::aggregate::{AggregatePlanner, output_arrow_type};
 use super::object_name;
 use super::source::Source;
 use crate::error::{SqlError, SqlErrorKind};
-use crate::expr::{ExprConverter, df_schema, location_of, span_location};
+use crate::expr::{ExprConverter, Place, df_schema, location_of, span_location};
 use crate::plan::{AggregateCall, Catalog, QueryPlan, aggregate_column};
 
 /// The select item that `name` is the alias of, unless a column of the
@@ -199,11 +199,12 @@ pub(super) fn plan_query_in<'q>(
             ExprConverter::new(df_schema(&input_schema)?, &source.stream).aliased(&source.qualifier)
         }
         Some(_) => ExprConverter::for_subquery(df_schema(&input_schema)?, &source.qualifier),
-    };
+    }
+    .with_catalog(catalog);
 
     let filter = match &select.selection {
         Some(w) => {
-            let e = converter.convert(w, &mut None)?;
+            let e = converter.convert_in(w, Place::Where)?;
             Some(
                 converter
                     .cast_to(e, &DataType::Boolean)
@@ -216,7 +217,7 @@ pub(super) fn plan_query_in<'q>(
     let group_by = group_by_items(select, &input_schema)?;
     let group_keys = group_by
         .iter()
-        .map(|e| converter.convert(e, &mut None))
+        .map(|e| converter.convert_in(e, Place::GroupBy))
         .collect::<Result<Vec<_>, _>>()?;
     let group_names: Vec<String> = group_by.iter().map(|e| e.to_string()).collect();
 

@@ -9,7 +9,7 @@ use sqlparser::ast::{self, SetExpr};
 
 use super::{object_name, unknown_stream};
 use crate::error::{SqlError, SqlErrorKind, closest};
-use crate::expr::{ExprConverter, df_schema, ident_location, location_of};
+use crate::expr::{ExprConverter, Place, df_schema, ident_location, location_of};
 use crate::plan::{Catalog, Statement, StreamDefinition};
 use crate::types::arrow_type;
 
@@ -128,7 +128,7 @@ pub(super) fn plan_insert(
     };
     let empty = Arc::new(Schema::empty());
     let empty_df = df_schema(&empty)?;
-    let converter = ExprConverter::new(empty_df, &stream);
+    let converter = ExprConverter::new(empty_df, &stream).with_catalog(catalog);
     let mut rows = Vec::new();
     for row in &values.rows {
         if row.len() != columns.len() {
@@ -145,7 +145,7 @@ pub(super) fn plan_insert(
             .map(|f| Expr::Literal(null_of(f.data_type()), None))
             .collect();
         for (value, &col) in row.iter().zip(&columns) {
-            let e = converter.convert(value, &mut None)?;
+            let e = converter.convert_in(value, Place::Values)?;
             out[col] = converter
                 .cast_to(e, schema.field(col).data_type())
                 .map_err(|e| e.or_at(location_of(value)))?;

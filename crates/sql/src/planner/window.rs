@@ -8,7 +8,7 @@ use sqlparser::ast::{self, WindowFrameBound, WindowFrameUnits, WindowType};
 
 use super::aggregate::AggregatePlanner;
 use crate::error::{SqlError, SqlErrorKind};
-use crate::expr::{ident_location, location_of};
+use crate::expr::{Place, ident_location, location_of};
 use crate::parser::{DurationError, duration_ms};
 use crate::plan::{Frame, WindowGroup};
 
@@ -46,7 +46,7 @@ impl AggregatePlanner<'_> {
             Some(s) if !s.partition_by.is_empty() => (
                 s.partition_by
                     .iter()
-                    .map(|e| self.converter.convert(e, &mut None))
+                    .map(|e| self.converter.convert_in(e, Place::PartitionBy))
                     .collect::<Result<Vec<_>, _>>()?,
                 s.partition_by.iter().map(ToString::to_string).collect(),
             ),
@@ -57,7 +57,7 @@ impl AggregatePlanner<'_> {
                 [] => None,
                 [o] => match &o.expr {
                     ast::Expr::Identifier(i) => {
-                        let column = self.converter.convert(&o.expr, &mut None)?;
+                        let column = self.converter.convert_in(&o.expr, Place::WindowOrder)?;
                         if o.options.asc == Some(false) {
                             return Err(SqlError::unsupported(
                                 "ORDER BY … DESC in a window (streams arrive in ascending time)",
@@ -90,9 +90,10 @@ impl AggregatePlanner<'_> {
                 let column = order_column
                     .or_else(|| self.stream_event_time.clone())
                     .ok_or_else(|| SqlError::plan(self.no_event_time.clone()))?;
-                let e = self
-                    .converter
-                    .convert(&ast::Expr::Identifier(ast::Ident::new(&column)), &mut None)?;
+                let e = self.converter.convert_in(
+                    &ast::Expr::Identifier(ast::Ident::new(&column)),
+                    Place::WindowOrder,
+                )?;
                 match self.converter.type_of(&e)? {
                     DataType::Timestamp(_, _) | DataType::Int64 | DataType::Int32 => Some(column),
                     other => {
