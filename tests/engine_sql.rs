@@ -2494,6 +2494,25 @@ fn limit_stops_a_query_after_n_rows() {
         err.starts_with("not supported in continuous queries"),
         "{err}"
     );
+    // A limit that is no whole number is pointed at.
+    for (sql, message) in [
+        (
+            "SELECT ts FROM s LIMIT 2.5",
+            "LIMIT needs a whole number, got 2.5 at line 1, column 24",
+        ),
+        (
+            "SELECT ts FROM s LIMIT 'x'",
+            "LIMIT needs a whole number, got 'x' at line 1, column 24",
+        ),
+        // sqlparser places a negation at its operand.
+        (
+            "SELECT ts FROM s LIMIT -1",
+            "LIMIT needs a constant number of rows, got -1 at line 1, column 25",
+        ),
+    ] {
+        let err = engine.query(sql).unwrap_err().to_string();
+        assert!(err.starts_with(message), "{sql}: {err}");
+    }
 }
 
 /// An aggregate with a bug: it panics on negative input.

@@ -365,15 +365,19 @@ fn limit_of(query: &ast::Query) -> Result<Option<u64>, SqlError> {
                     )
                 })?),
                 other => {
-                    return Err(SqlError::plan(format!(
-                        "LIMIT needs a whole number, got {other}"
-                    )));
+                    return Err(SqlError::at(
+                        SqlErrorKind::Plan(format!("LIMIT needs a whole number, got {other}")),
+                        location_of(n),
+                    ));
                 }
             },
             other => {
-                return Err(SqlError::plan(format!(
-                    "LIMIT needs a constant number of rows, got {other}"
-                )));
+                return Err(SqlError::at(
+                    SqlErrorKind::Plan(format!(
+                        "LIMIT needs a constant number of rows, got {other}"
+                    )),
+                    location_of(n),
+                ));
             }
         },
         Some(other) => {
