@@ -864,6 +864,13 @@ fn planning_errors_say_what_and_where() {
         err("SELECT sum(key) OVER (ROWS 3 PRECEDING) FROM s")
             .contains("expected sum(x BIGINT) -> BIGINT, sum(x DOUBLE) -> DOUBLE")
     );
+    // Types are named as SQL names them, constants as the query wrote them.
+    assert!(
+        err("SELECT key FROM s WHERE (v > 1) + 1.5 > 0")
+            .starts_with("the operator + does not apply to BOOLEAN (v > 1) and DOUBLE (1.5)"),
+        "{}",
+        err("SELECT key FROM s WHERE (v > 1) + 1.5 > 0")
+    );
     assert!(
         err("SELECT max(v) OVER (ROWS BETWEEN 3 PRECEDING AND 1 FOLLOWING) FROM s")
             .starts_with("not supported in continuous queries: FOLLOWING")
@@ -1019,7 +1026,7 @@ fn planning_errors_say_what_and_where() {
         .unwrap();
     assert!(
         err("SELECT max(x) OVER (ORDER BY x ROWS 3 PRECEDING) FROM u")
-            .contains("ORDER BY x (Float64) in a window: rows are windowed in arrival order")
+            .contains("ORDER BY x (DOUBLE) in a window: rows are windowed in arrival order")
     );
     assert!(
         engine
@@ -1710,7 +1717,7 @@ fn scalar_functions_work_in_items_arguments_and_filters() {
         .to_string();
     assert!(
         err.starts_with(
-            "btrim(Float64) does not match any signature of btrim: expected btrim(str[, trim_str]) at line 1, column 8"
+            "btrim(DOUBLE) does not match any signature of btrim: expected btrim(str[, trim_str]) at line 1, column 8"
         ),
         "{err}"
     );

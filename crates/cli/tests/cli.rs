@@ -448,7 +448,7 @@ fn malformed_csv_lines_fail_with_their_line_number_or_are_skipped() {
     let err = stderr(&out);
     assert!(
         err.contains(
-            "bad.csv, line 3: column 'v' (Float64): cannot read 'oops'; the stream stops here \
+            "bad.csv, line 3: column 'v' (DOUBLE): cannot read 'oops'; the stream stops here \
              (WITH (on_error = 'skip') skips such lines)"
         ),
         "{err}"
@@ -2022,7 +2022,7 @@ fn decimal_cells_round_half_away_from_zero_to_the_columns_scale() {
     // Rounded up, the last value needs eleven digits: its line is named.
     assert!(
         stderr(&out).contains(
-            "round.csv, line 5: column 'price' (Decimal128(10, 2)): cannot read '99999999.995'"
+            "round.csv, line 5: column 'price' (DECIMAL(10, 2)): cannot read '99999999.995'"
         ),
         "{}",
         stderr(&out)

@@ -76,7 +76,7 @@ pub(super) fn explain(
             format!(
                 "column '{}' ({}): cannot read '{text}'{hint}",
                 field.name(),
-                field.data_type()
+                sliq_sql::sql_type_name(field.data_type())
             )
         })
     })
@@ -124,11 +124,11 @@ mod tests {
     fn a_value_of_the_wrong_type_is_named_by_its_column() {
         assert_eq!(
             explain(&schema(), "the stream", &csv(b','), b"1,a,oops\n").as_deref(),
-            Some("column 'v' (Float64): cannot read 'oops'")
+            Some("column 'v' (DOUBLE): cannot read 'oops'")
         );
         assert_eq!(
             explain(&schema(), "the stream", &csv(b';'), b"x;\"a;b\";2\n").as_deref(),
-            Some("column 'seq' (Int64): cannot read 'x'")
+            Some("column 'seq' (BIGINT): cannot read 'x'")
         );
     }
 
@@ -142,14 +142,14 @@ mod tests {
         let reason = explain(&schema, "the stream", &csv(b','), b"1330000000014\n");
         assert!(
             reason.as_deref().is_some_and(|r| r.starts_with(
-                "column 'ts' (Timestamp(ms)): cannot read '1330000000014' (a TIMESTAMP column reads dates"
+                "column 'ts' (TIMESTAMP): cannot read '1330000000014' (a TIMESTAMP column reads dates"
             ) && r.ends_with("declare it BIGINT for epoch milliseconds)")),
             "{reason:?}"
         );
         let reason = explain(&schema, "the stream", &csv(b','), b"yesterday\n");
         assert_eq!(
             reason.as_deref(),
-            Some("column 'ts' (Timestamp(ms)): cannot read 'yesterday'")
+            Some("column 'ts' (TIMESTAMP): cannot read 'yesterday'")
         );
     }
 

@@ -47,6 +47,15 @@ pub fn span_location(span: sqlparser::tokenizer::Span) -> Option<Location> {
     })
 }
 
+/// `e` without the parentheses around it, if any (for naming it in
+/// parentheses).
+fn unnested(e: &ast::Expr) -> &ast::Expr {
+    match e {
+        ast::Expr::Nested(inner) => unnested(inner),
+        other => other,
+    }
+}
+
 /// What a subquery inside an expression is refused as: a continuous query
 /// reads one stream, or one subquery in `FROM`.
 pub(crate) const SUBQUERY_IN_EXPRESSION: &str =
@@ -230,7 +239,7 @@ impl<'a> ExprConverter<'a> {
                 ) {
                     check_regex(&r).map_err(|err| err.or_at(location_of(right.as_ref())))?;
                 }
-                self.binary(l, op, r)?
+                self.binary(l, op, r, [left, right])?
             }
             A::UnaryOp { op, expr } => {
                 if *op == UnaryOperator::Minus
@@ -279,7 +288,7 @@ impl<'a> ExprConverter<'a> {
                     A::IsDistinctFrom(..) => Operator::IsDistinctFrom,
                     _ => Operator::IsNotDistinctFrom,
                 };
-                self.binary(l, op, r)?
+                self.binary(l, op, r, [a, b])?
             }
             A::Between {
                 expr,
@@ -611,8 +620,10 @@ impl<'a> ExprConverter<'a> {
         let coerced =
             datafusion_expr::type_coercion::functions::fields_with_udf(&fields, udf.as_ref())
                 .map_err(|e| {
-                    let given: Vec<String> =
-                        fields.iter().map(|f| f.data_type().to_string()).collect();
+                    let given: Vec<String> = fields
+                        .iter()
+                        .map(|f| sql_type_name(f.data_type()))
+                        .collect();
                     // DataFusion words this as an internal error and asks
                     // for a bug report; for a query it is a wrong call.
                     let expected = match udf.documentation() {
@@ -759,20 +770,36 @@ impl<'a> ExprConverter<'a> {
             common = Some(match common {
                 None => t,
                 Some(c) => comparison_coercion(&c, &t).ok_or_else(|| {
-                    SqlError::plan(format!("{c} and {t} values cannot be compared or combined"))
+                    SqlError::plan(format!(
+                        "{} and {} values cannot be compared or combined",
+                        sql_type_name(&c),
+                        sql_type_name(&t)
+                    ))
                 })?,
             });
         }
         Ok(common.unwrap_or(DataType::Null))
     }
 
-    fn binary(&self, l: Expr, op: Operator, r: Expr) -> Result<Expr, SqlError> {
+    /// `l op r`, its operands coerced to types the operator takes; `written`
+    /// are the operands as the query wrote them, for the error.
+    fn binary(
+        &self,
+        l: Expr,
+        op: Operator,
+        r: Expr,
+        written: [&ast::Expr; 2],
+    ) -> Result<Expr, SqlError> {
         let (lt, rt) = (self.type_of(&l)?, self.type_of(&r)?);
         let (lt2, rt2) = BinaryTypeCoercer::new(&lt, &op, &rt)
             .get_input_types()
             .map_err(|_| {
                 SqlError::plan(format!(
-                    "the operator {op} does not apply to {lt} ({l}) and {rt} ({r})"
+                    "the operator {op} does not apply to {} ({}) and {} ({})",
+                    sql_type_name(&lt),
+                    unnested(written[0]),
+                    sql_type_name(&rt),
+                    unnested(written[1])
                 ))
             })?;
         Ok(Expr::BinaryExpr(BinaryExpr::new(

@@ -18,7 +18,7 @@ use crate::expr::{
     negative_literal, over_scalar_function, scalar_function, unknown_function,
 };
 use crate::plan::{AggregateCall, AggregateFunction, Catalog, WindowGroup, aggregate_column};
-use crate::types::{canonical_arrow_type, value_type};
+use crate::types::{canonical_arrow_type, sql_type_name, value_type};
 
 /// The Arrow type of an aggregate result.
 pub fn output_arrow_type(t: &OutputType) -> DataType {
@@ -140,7 +140,10 @@ impl AggregatePlanner<'_> {
             let t = self.converter.type_of(&converted)?;
             let ty = value_type(&t).ok_or_else(|| {
                 SqlError::at(
-                    SqlErrorKind::Plan(format!("{name} cannot take a {t} argument ({e})")),
+                    SqlErrorKind::Plan(format!(
+                        "{name} cannot take a {} argument ({e})",
+                        sql_type_name(&t)
+                    )),
                     location_of(e),
                 )
             })?;

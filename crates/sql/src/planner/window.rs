@@ -11,6 +11,7 @@ use crate::error::{SqlError, SqlErrorKind};
 use crate::expr::{Place, ident_location, location_of};
 use crate::parser::{DurationError, duration_ms};
 use crate::plan::{Frame, WindowGroup};
+use crate::types::sql_type_name;
 
 impl AggregatePlanner<'_> {
     /// The window group of a call's `OVER` clause (found or added).
@@ -137,9 +138,10 @@ impl AggregatePlanner<'_> {
                 DataType::Timestamp(_, _) | DataType::Date32 | DataType::Date64 => return Ok(()),
                 t if t.is_integer() => return Ok(()),
                 other => format!(
-                    "ORDER BY {name} ({other}) in a window: rows are windowed in arrival order; \
+                    "ORDER BY {name} ({}) in a window: rows are windowed in arrival order; \
                      ORDER BY may name the time or sequence column (TIMESTAMP or integer) they \
-                     arrive in"
+                     arrive in",
+                    sql_type_name(&other)
                 ),
             },
         };
