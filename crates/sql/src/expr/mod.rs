@@ -186,9 +186,13 @@ impl<'a> ExprConverter<'a> {
         Ok(())
     }
 
-    /// Converts `e`; `hook` says what its aggregate calls become.
-    pub fn convert(&self, e: &ast::Expr, hook: &mut Aggregates<'_, '_>) -> Result<Expr, SqlError> {
-        self.convert_inner(e, hook)
+    /// Converts `e`; `aggregates` says what its aggregate calls become.
+    pub fn convert(
+        &self,
+        e: &ast::Expr,
+        aggregates: &mut Aggregates<'_, '_>,
+    ) -> Result<Expr, SqlError> {
+        self.convert_inner(e, aggregates)
             .map_err(|err| err.or_at(location_of(e)))
     }
 
@@ -200,7 +204,7 @@ impl<'a> ExprConverter<'a> {
     fn convert_inner(
         &self,
         e: &ast::Expr,
-        hook: &mut Aggregates<'_, '_>,
+        aggregates: &mut Aggregates<'_, '_>,
     ) -> Result<Expr, SqlError> {
         use ast::Expr as A;
         let boxed = |x: Expr| Box::new(x);
@@ -225,10 +229,10 @@ impl<'a> ExprConverter<'a> {
                 self.column(&column.value, ident_location(column))?
             }
             A::Value(v) => Expr::Literal(literal(&v.value)?, None),
-            A::Nested(inner) => self.convert(inner, hook)?,
+            A::Nested(inner) => self.convert(inner, aggregates)?,
             A::BinaryOp { left, op, right } => {
-                let l = self.convert(left, hook)?;
-                let r = self.convert(right, hook)?;
+                let l = self.convert(left, aggregates)?;
+                let r = self.convert(right, aggregates)?;
                 let op = binary_operator(op)?;
                 if matches!(
                     op,
@@ -248,7 +252,7 @@ impl<'a> ExprConverter<'a> {
                 {
                     return Ok(Expr::Literal(negative?, None));
                 }
-                let inner = self.convert(expr, hook)?;
+                let inner = self.convert(expr, aggregates)?;
                 match op {
                     UnaryOperator::Not => {
                         Expr::Not(boxed(self.cast_to(inner, &DataType::Boolean)?))
@@ -273,17 +277,17 @@ impl<'a> ExprConverter<'a> {
                     other => return Err(SqlError::unsupported(format!("the operator {other}"))),
                 }
             }
-            A::IsNull(x) => Expr::IsNull(boxed(self.convert(x, hook)?)),
-            A::IsNotNull(x) => Expr::IsNotNull(boxed(self.convert(x, hook)?)),
-            A::IsTrue(x) => Expr::IsTrue(boxed(self.convert(x, hook)?)),
-            A::IsFalse(x) => Expr::IsFalse(boxed(self.convert(x, hook)?)),
-            A::IsNotTrue(x) => Expr::IsNotTrue(boxed(self.convert(x, hook)?)),
-            A::IsNotFalse(x) => Expr::IsNotFalse(boxed(self.convert(x, hook)?)),
-            A::IsUnknown(x) => Expr::IsUnknown(boxed(self.convert(x, hook)?)),
-            A::IsNotUnknown(x) => Expr::IsNotUnknown(boxed(self.convert(x, hook)?)),
+            A::IsNull(x) => Expr::IsNull(boxed(self.convert(x, aggregates)?)),
+            A::IsNotNull(x) => Expr::IsNotNull(boxed(self.convert(x, aggregates)?)),
+            A::IsTrue(x) => Expr::IsTrue(boxed(self.convert(x, aggregates)?)),
+            A::IsFalse(x) => Expr::IsFalse(boxed(self.convert(x, aggregates)?)),
+            A::IsNotTrue(x) => Expr::IsNotTrue(boxed(self.convert(x, aggregates)?)),
+            A::IsNotFalse(x) => Expr::IsNotFalse(boxed(self.convert(x, aggregates)?)),
+            A::IsUnknown(x) => Expr::IsUnknown(boxed(self.convert(x, aggregates)?)),
+            A::IsNotUnknown(x) => Expr::IsNotUnknown(boxed(self.convert(x, aggregates)?)),
             A::IsDistinctFrom(a, b) | A::IsNotDistinctFrom(a, b) => {
-                let l = self.convert(a, hook)?;
-                let r = self.convert(b, hook)?;
+                let l = self.convert(a, aggregates)?;
+                let r = self.convert(b, aggregates)?;
                 let op = match e {
                     A::IsDistinctFrom(..) => Operator::IsDistinctFrom,
                     _ => Operator::IsNotDistinctFrom,
@@ -297,9 +301,9 @@ impl<'a> ExprConverter<'a> {
                 high,
             } => {
                 let (x, lo, hi) = (
-                    self.convert(expr, hook)?,
-                    self.convert(low, hook)?,
-                    self.convert(high, hook)?,
+                    self.convert(expr, aggregates)?,
+                    self.convert(low, aggregates)?,
+                    self.convert(high, aggregates)?,
                 );
                 let common = self.common_type(&[&x, &lo, &hi])?;
                 Expr::Between(Between::new(
@@ -314,10 +318,10 @@ impl<'a> ExprConverter<'a> {
                 list,
                 negated,
             } => {
-                let x = self.convert(expr, hook)?;
+                let x = self.convert(expr, aggregates)?;
                 let items = list
                     .iter()
-                    .map(|i| self.convert(i, hook))
+                    .map(|i| self.convert(i, aggregates))
                     .collect::<Result<Vec<_>, _>>()?;
                 let all: Vec<&Expr> = std::iter::once(&x).chain(items.iter()).collect();
                 let common = self.common_type(&all)?;
@@ -334,14 +338,28 @@ impl<'a> ExprConverter<'a> {
                 pattern,
                 escape_char,
                 any: false,
-            } => self.like(*negated, expr, pattern, escape_char.as_ref(), false, hook)?,
+            } => self.like(
+                *negated,
+                expr,
+                pattern,
+                escape_char.as_ref(),
+                false,
+                aggregates,
+            )?,
             A::ILike {
                 negated,
                 expr,
                 pattern,
                 escape_char,
                 any: false,
-            } => self.like(*negated, expr, pattern, escape_char.as_ref(), true, hook)?,
+            } => self.like(
+                *negated,
+                expr,
+                pattern,
+                escape_char.as_ref(),
+                true,
+                aggregates,
+            )?,
             A::Case {
                 operand,
                 conditions,
@@ -350,17 +368,17 @@ impl<'a> ExprConverter<'a> {
             } => {
                 let operand = operand
                     .as_ref()
-                    .map(|o| self.convert(o, hook))
+                    .map(|o| self.convert(o, aggregates))
                     .transpose()?;
                 let mut whens = Vec::new();
                 let mut thens = Vec::new();
                 for c in conditions {
-                    whens.push(self.convert(&c.condition, hook)?);
-                    thens.push(self.convert(&c.result, hook)?);
+                    whens.push(self.convert(&c.condition, aggregates)?);
+                    thens.push(self.convert(&c.result, aggregates)?);
                 }
                 let otherwise = else_result
                     .as_ref()
-                    .map(|x| self.convert(x, hook))
+                    .map(|x| self.convert(x, aggregates))
                     .transpose()?;
                 let result_refs: Vec<&Expr> = thens.iter().chain(otherwise.iter()).collect();
                 let result_type = self.common_type(&result_refs)?;
@@ -392,7 +410,7 @@ impl<'a> ExprConverter<'a> {
                 data_type,
                 ..
             } => {
-                let inner = self.convert(expr, hook)?;
+                let inner = self.convert(expr, aggregates)?;
                 let target = arrow_type(data_type).map_err(|err| err.or_at(location_of(e)))?;
                 match kind {
                     ast::CastKind::TryCast | ast::CastKind::SafeCast => {
@@ -409,7 +427,7 @@ impl<'a> ExprConverter<'a> {
                     ScalarValue::Utf8(Some(field.to_string().to_ascii_lowercase())),
                     None,
                 );
-                let value = self.convert(expr, hook)?;
+                let value = self.convert(expr, aggregates)?;
                 self.apply_udf("extract", udf, vec![part, value], location_of(e))?
             }
             A::Ceil { expr, field } | A::Floor { expr, field } => {
@@ -426,13 +444,13 @@ impl<'a> ExprConverter<'a> {
                     ))
                     .or_at(location_of(e)));
                 }
-                let x = self.convert(expr, hook)?;
+                let x = self.convert(expr, aggregates)?;
                 self.call(name, vec![x], location_of(e))?
             }
             A::Position { expr, r#in } => {
                 // POSITION(x IN s) is strpos(s, x).
-                let needle = self.convert(expr, hook)?;
-                let haystack = self.convert(r#in, hook)?;
+                let needle = self.convert(expr, aggregates)?;
+                let haystack = self.convert(r#in, aggregates)?;
                 self.call("strpos", vec![haystack, needle], location_of(e))?
             }
             A::Substring {
@@ -441,13 +459,13 @@ impl<'a> ExprConverter<'a> {
                 substring_for,
                 ..
             } => {
-                let mut args = vec![self.convert(expr, hook)?];
+                let mut args = vec![self.convert(expr, aggregates)?];
                 args.push(match substring_from {
-                    Some(from) => self.convert(from, hook)?,
+                    Some(from) => self.convert(from, aggregates)?,
                     None => Expr::Literal(ScalarValue::Int64(Some(1)), None),
                 });
                 if let Some(length) = substring_for {
-                    args.push(self.convert(length, hook)?);
+                    args.push(self.convert(length, aggregates)?);
                 }
                 self.call("substr", args, location_of(e))?
             }
@@ -462,7 +480,7 @@ impl<'a> ExprConverter<'a> {
                     Some(ast::TrimWhereField::Trailing) => "rtrim",
                     Some(ast::TrimWhereField::Both) | None => "btrim",
                 };
-                let mut args = vec![self.convert(expr, hook)?];
+                let mut args = vec![self.convert(expr, aggregates)?];
                 let what = match (trim_what, trim_characters.as_deref()) {
                     (Some(what), _) => Some(what.as_ref()),
                     (None, Some([what])) => Some(what),
@@ -474,7 +492,7 @@ impl<'a> ExprConverter<'a> {
                     (None, None) => None,
                 };
                 if let Some(what) = what {
-                    args.push(self.convert(what, hook)?);
+                    args.push(self.convert(what, aggregates)?);
                 }
                 self.call(name, args, location_of(e))?
             }
@@ -501,8 +519,10 @@ impl<'a> ExprConverter<'a> {
                 ))
                 .or_at(location_of(&f.name)));
             }
-            A::Function(f) if f.over.is_none() && is_scalar_call(f) => self.scalar_call(f, hook)?,
-            A::Function(f) => match hook {
+            A::Function(f) if f.over.is_none() && is_scalar_call(f) => {
+                self.scalar_call(f, aggregates)?
+            }
+            A::Function(f) => match aggregates {
                 Aggregates::Planned(plan) => plan(f)?,
                 Aggregates::Refused(place) => return Err(self.refused_call(f, *place)),
             },
@@ -551,7 +571,7 @@ impl<'a> ExprConverter<'a> {
     fn scalar_call(
         &self,
         f: &ast::Function,
-        hook: &mut Aggregates<'_, '_>,
+        aggregates: &mut Aggregates<'_, '_>,
     ) -> Result<Expr, SqlError> {
         let name = f.name.to_string().to_ascii_lowercase();
         let Some(udf) = scalar_function(&name) else {
@@ -568,7 +588,7 @@ impl<'a> ExprConverter<'a> {
         for arg in list {
             match arg {
                 ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
-                    args.push(self.convert(e, hook)?)
+                    args.push(self.convert(e, aggregates)?)
                 }
                 other => {
                     return Err(SqlError::unsupported(format!(
@@ -676,10 +696,10 @@ impl<'a> ExprConverter<'a> {
         pattern: &ast::Expr,
         escape: Option<&ast::ValueWithSpan>,
         case_insensitive: bool,
-        hook: &mut Aggregates<'_, '_>,
+        aggregates: &mut Aggregates<'_, '_>,
     ) -> Result<Expr, SqlError> {
-        let x = self.cast_to(self.convert(expr, hook)?, &DataType::Utf8)?;
-        let p = self.cast_to(self.convert(pattern, hook)?, &DataType::Utf8)?;
+        let x = self.cast_to(self.convert(expr, aggregates)?, &DataType::Utf8)?;
+        let p = self.cast_to(self.convert(pattern, aggregates)?, &DataType::Utf8)?;
         let escape = match escape.map(|v| &v.value) {
             Some(Value::SingleQuotedString(s)) if s.chars().count() == 1 => s.chars().next(),
             Some(other) => {
