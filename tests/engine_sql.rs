@@ -564,6 +564,23 @@ fn column_types_take_the_names_other_engines_give_them() {
         err.contains("column type UBIGINT (use BOOLEAN, INT, BIGINT, REAL, DOUBLE, DECIMAL(p, s)"),
         "{err}"
     );
+    // An event-time column that is missing or of the wrong type is pointed
+    // at, with its type as SQL names it.
+    for (sql, message) in [
+        (
+            "CREATE STREAM e (ts BIGINT) WITH (event_time = 'tz')",
+            "event_time names 'tz', which is not a column of the stream; did you mean 'ts'? \
+             at line 1, column 48",
+        ),
+        (
+            "CREATE STREAM e (ts VARCHAR) WITH (event_time = 'ts')",
+            "event_time column 'ts' is VARCHAR; it must be TIMESTAMP or BIGINT (epoch \
+             milliseconds) at line 1, column 49",
+        ),
+    ] {
+        let err = engine.execute(sql).unwrap_err().to_string();
+        assert!(err.starts_with(message), "{sql}: {err}");
+    }
 }
 
 #[test]

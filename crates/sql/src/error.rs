@@ -76,7 +76,8 @@ fn column_hint(suggestion: &Option<String>, columns: &[String]) -> String {
     }
 }
 
-fn did_you_mean(suggestion: &Option<String>) -> String {
+/// "; did you mean 'x'?" for a suggestion, nothing without one.
+pub(crate) fn did_you_mean(suggestion: &Option<String>) -> String {
     suggestion
         .as_ref()
         .map(|s| format!("; did you mean '{s}'?"))

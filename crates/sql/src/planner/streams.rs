@@ -8,10 +8,10 @@ use datafusion_expr::Expr;
 use sqlparser::ast::{self, SetExpr};
 
 use super::{object_name, unknown_stream};
-use crate::error::{SqlError, SqlErrorKind, closest};
+use crate::error::{SqlError, SqlErrorKind, closest, did_you_mean};
 use crate::expr::{ExprConverter, Place, df_schema, ident_location, location_of};
 use crate::plan::{Catalog, Statement, StreamDefinition};
-use crate::types::arrow_type;
+use crate::types::{arrow_type, sql_type_name};
 
 pub(super) fn create_stream(create: &ast::CreateTable) -> Result<Statement, SqlError> {
     if create.columns.is_empty() {
@@ -37,11 +37,16 @@ pub(super) fn create_stream(create: &ast::CreateTable) -> Result<Statement, SqlE
         fields.push(Field::new(&col.name.value, data_type, !not_null));
     }
     let mut options = Vec::new();
+    // Where the event-time option's value stands, for its errors.
+    let mut event_time_at = None;
     if let ast::CreateTableOptions::With(with) = &create.table_options {
         for option in with {
             match option {
-                ast::SqlOption::KeyValue { key, value } => {
-                    let value = match value {
+                ast::SqlOption::KeyValue {
+                    key,
+                    value: written,
+                } => {
+                    let value = match written {
                         ast::Expr::Value(v) => match &v.value {
                             ast::Value::SingleQuotedString(s)
                             | ast::Value::DoubleQuotedString(s) => s.clone(),
@@ -49,7 +54,11 @@ pub(super) fn create_stream(create: &ast::CreateTable) -> Result<Statement, SqlE
                         },
                         other => other.to_string(),
                     };
-                    options.push((key.value.to_ascii_lowercase(), value));
+                    let key = key.value.to_ascii_lowercase();
+                    if key == "event_time" {
+                        event_time_at = location_of(written);
+                    }
+                    options.push((key, value));
                 }
                 other => return Err(SqlError::unsupported(format!("the stream option {other}"))),
             }
@@ -64,15 +73,23 @@ pub(super) fn create_stream(create: &ast::CreateTable) -> Result<Statement, SqlE
                     DataType::Timestamp(_, _) | DataType::Int64 | DataType::Int32
                 ) => {}
             Ok(f) => {
-                return Err(SqlError::plan(format!(
-                    "event_time column '{col}' is {}; it must be TIMESTAMP or BIGINT (epoch milliseconds)",
-                    f.data_type()
-                )));
+                return Err(SqlError::at(
+                    SqlErrorKind::Plan(format!(
+                        "event_time column '{col}' is {}; it must be TIMESTAMP or BIGINT (epoch milliseconds)",
+                        sql_type_name(f.data_type())
+                    )),
+                    event_time_at,
+                ));
             }
             Err(_) => {
-                return Err(SqlError::plan(format!(
-                    "event_time names '{col}', which is not a column of the stream"
-                )));
+                let names = schema.fields().iter().map(|f| f.name().as_str());
+                let hint = did_you_mean(&closest(col, names));
+                return Err(SqlError::at(
+                    SqlErrorKind::Plan(format!(
+                        "event_time names '{col}', which is not a column of the stream{hint}"
+                    )),
+                    event_time_at,
+                ));
             }
         }
     }
