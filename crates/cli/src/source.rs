@@ -291,9 +291,7 @@ impl SourceSpec {
             let known = ["event_time", "on_late", "key_ttl"]
                 .iter()
                 .chain(SOURCE_OPTIONS);
-            let hint = sliq_sql::closest(key, known.copied())
-                .map(|c| format!("; did you mean '{c}'?"))
-                .unwrap_or_default();
+            let hint = sliq_sql::did_you_mean(&sliq_sql::closest(key, known.copied()));
             return Err(SourceError::Options(format!(
                 "unknown option '{key}'{hint} (streams take event_time, on_late, key_ttl, {})",
                 SOURCE_OPTIONS.join(", ")

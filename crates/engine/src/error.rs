@@ -11,7 +11,7 @@ pub enum EngineError {
     #[error("{0}")]
     Sql(#[from] SqlError),
     /// No stream has this name.
-    #[error("unknown stream '{name}'{}", suggestion.as_ref().map(|s| format!("; did you mean '{s}'?")).unwrap_or_default())]
+    #[error("unknown stream '{name}'{}", sliq_sql::did_you_mean(suggestion))]
     UnknownStream {
         /// The name asked for.
         name: String,

@@ -77,7 +77,7 @@ fn column_hint(suggestion: &Option<String>, columns: &[String]) -> String {
 }
 
 /// "; did you mean 'x'?" for a suggestion, nothing without one.
-pub(crate) fn did_you_mean(suggestion: &Option<String>) -> String {
+pub fn did_you_mean(suggestion: &Option<String>) -> String {
     suggestion
         .as_ref()
         .map(|s| format!("; did you mean '{s}'?"))

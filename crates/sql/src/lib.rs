@@ -43,7 +43,7 @@ mod plan;
 mod planner;
 mod types;
 
-pub use error::{Location, SqlError, SqlErrorKind, closest};
+pub use error::{Location, SqlError, SqlErrorKind, closest, did_you_mean};
 pub use expr::{FunctionInfo, builtin_functions, like};
 pub use parser::{DurationError, SliqDialect, duration_ms, parse_duration_ms, parse_statements};
 pub use plan::{
