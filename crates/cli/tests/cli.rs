@@ -1012,6 +1012,11 @@ fn statement_errors_exit_1_with_a_caret_and_bad_arguments_exit_2() {
             "CREATE STREAM s (v DOUBLE); SELECT v FROM s WHERE foo(v) > 1;",
             "unknown function 'foo'",
         ),
+        // Constant arithmetic that fails fails the statement, at its place.
+        (
+            "CREATE STREAM s (v DOUBLE); SELECT v, 1 / 0 AS x FROM s;",
+            "1 / 0 cannot be computed: division by zero at line 1, column 39",
+        ),
     ] {
         let out = run(&["-c", sql]);
         assert_eq!(out.status.code(), Some(1));

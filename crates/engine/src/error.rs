@@ -57,7 +57,9 @@ pub enum EngineError {
         message: String,
     },
     /// A planned statement that cannot run: an expression in it fails
-    /// whatever the rows (`1 / 0`), or does not compile.
+    /// whatever the rows, or does not compile. (The planner refuses the
+    /// failures it can point at in the query, such as `1 / 0`; this is the
+    /// net for the rest.)
     #[error("cannot run the statement: {0}")]
     Compile(String),
     /// A setting or option with a bad value.

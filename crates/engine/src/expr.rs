@@ -106,8 +106,9 @@ pub(crate) fn physical_expr(e: &Expr, schema: &DFSchema) -> Result<Arc<dyn Physi
 
 impl CompiledExpr {
     /// Compiles `e` over rows of `schema`. It is evaluated once over no
-    /// rows: an expression that fails whatever the rows (`1 / 0`) is an
-    /// error now, not a NULL on every row. (A kernel's panic there is no
+    /// rows: an expression that fails whatever the rows is an error now,
+    /// not a NULL on every row (the planner catches such constants as
+    /// `1 / 0` first, and points at them). (A kernel's panic there is no
     /// verdict: the rows will tell.)
     pub(crate) fn new(e: &Expr, schema: &DFSchema) -> Result<Self, String> {
         let physical = physical_expr(e, schema)?;

@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
-use datafusion_common::ScalarValue;
-use datafusion_expr::Expr;
+use arrow_schema::ArrowError;
+use datafusion_common::{DataFusionError, ScalarValue};
 use datafusion_expr::expr::Cast;
+use datafusion_expr::{Expr, Operator};
 use sqlparser::ast::Value;
 
 use crate::error::SqlError;
@@ -158,6 +159,48 @@ pub(super) fn refused_constant(
         )) => Some(why),
         Ok(Err(e)) => Some(e.strip_backtrace()),
         Ok(Ok(_)) | Err(_) => None,
+    }
+}
+
+/// `l op r` computed now, when both operands are numeric constants and
+/// `op` is arithmetic: `Some(Ok(value))` to fold it into one constant,
+/// `Some(Err(why))` when it divides by zero or overflows (`1 / 0`,
+/// `9223372036854775807 + 1`), which is the query's error at plan time,
+/// where it can point at the expression, rather than a failure of every
+/// row. `None` for anything else, left to the rows.
+pub(super) fn constant_arithmetic(
+    l: &Expr,
+    op: Operator,
+    r: &Expr,
+) -> Option<Result<ScalarValue, String>> {
+    let (Expr::Literal(a, _), Expr::Literal(b, _)) = (l, r) else {
+        return None;
+    };
+    if !(a.data_type().is_numeric() && b.data_type().is_numeric()) {
+        return None;
+    }
+    let result = match op {
+        Operator::Plus => a.add_checked(b),
+        Operator::Minus => a.sub_checked(b),
+        Operator::Multiply => a.mul_checked(b),
+        Operator::Divide => a.div(b),
+        Operator::Modulo => a.rem(b),
+        _ => return None,
+    };
+    let err = match result {
+        Ok(value) => return Some(Ok(value)),
+        Err(err) => err,
+    };
+    let DataFusionError::ArrowError(why, _) = err.find_root() else {
+        return None;
+    };
+    match why.as_ref() {
+        ArrowError::DivideByZero => Some(Err("division by zero".to_string())),
+        ArrowError::ArithmeticOverflow(_) => Some(Err(format!(
+            "the result is out of range for {}",
+            sql_type_name(&a.data_type())
+        ))),
+        _ => None,
     }
 }
 

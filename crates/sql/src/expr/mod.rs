@@ -22,7 +22,7 @@ use crate::types::{arrow_type, sql_type_name};
 mod constants;
 mod functions;
 
-use constants::{cast_constant, check_regex, refused_constant, shown};
+use constants::{cast_constant, check_regex, constant_arithmetic, refused_constant, shown};
 pub use constants::{literal, negative_literal};
 pub use functions::{
     FunctionInfo, builtin_functions, like, over_scalar_function, scalar_function, unknown_function,
@@ -822,11 +822,21 @@ impl<'a> ExprConverter<'a> {
                     unnested(written[1])
                 ))
             })?;
-        Ok(Expr::BinaryExpr(BinaryExpr::new(
-            Box::new(self.cast_to(l, &lt2)?),
-            op,
-            Box::new(self.cast_to(r, &rt2)?),
-        )))
+        let (l, r) = (self.cast_to(l, &lt2)?, self.cast_to(r, &rt2)?);
+        let folded = constant_arithmetic(&l, op, &r);
+        let e = Expr::BinaryExpr(BinaryExpr::new(Box::new(l), op, Box::new(r)));
+        match folded {
+            Some(Err(why)) => Err(SqlError::plan(format!(
+                "{} {op} {} cannot be computed: {why}",
+                written[0], written[1]
+            ))),
+            // Folded only where the constant keeps the expression's type
+            // (a DECIMAL's precision may come out otherwise).
+            Some(Ok(value)) if value.data_type() == self.type_of(&e)? => {
+                Ok(Expr::Literal(value, None))
+            }
+            _ => Ok(e),
+        }
     }
 }
 
