@@ -164,6 +164,21 @@ impl ResultWriter {
         Ok(ResultWriter { rows: 0, sink })
     }
 
+    /// A writer that prints every row of each batch as it is written, on
+    /// the caller's thread: for a query whose rows come from the session's
+    /// own statements (INSERT), so that they show before the next one runs.
+    pub fn immediate(
+        format: OutputFormat,
+        schema: SchemaRef,
+        destination: Destination,
+    ) -> Result<Self, OutputError> {
+        let printer = Printer::new(format, schema, false, destination)?;
+        Ok(ResultWriter {
+            rows: 0,
+            sink: Sink::Here(printer),
+        })
+    }
+
     /// Rows written so far.
     pub fn rows(&self) -> u64 {
         self.rows

@@ -29,12 +29,13 @@ Dot commands:
   .timing on|off                .format table|csv|json
   .output FILE   results into FILE (emptied first)      .output   results back on the screen
   .read FILE     run the statements in FILE
+  .stop      end the queries over streams that only INSERT feeds
   .quit      leave";
 
 /// The dot commands, for tab completion (`dot_command` runs them).
 const DOT_COMMANDS: &[&str] = &[
-    ".help", ".streams", ".queries", ".stats", ".timing", ".format", ".output", ".read", ".quit",
-    ".exit",
+    ".help", ".streams", ".queries", ".stats", ".timing", ".format", ".output", ".read", ".stop",
+    ".quit", ".exit",
 ];
 
 /// SQL keywords offered by tab completion.
@@ -217,6 +218,7 @@ fn dot_command(session: &mut Session, line: &str) -> bool {
         (Some(".streams"), _) => report(session.run("SHOW STREAMS")),
         (Some(".queries"), _) => report(session.run("SHOW QUERIES")),
         (Some(".stats"), _) => say!("{}", session.stats_report().trim_end()),
+        (Some(".stop"), _) => session.stop_standing(None),
         (Some(".timing"), v) => match v.map(str::to_ascii_lowercase).as_deref() {
             Some("on") => session.timing = true,
             Some("off") => session.timing = false,
@@ -385,7 +387,11 @@ mod tests {
         assert_eq!(complete("  .o"), (2, vec![".output".to_string()]));
         assert_eq!(
             complete(".st").1,
-            vec![".streams".to_string(), ".stats".to_string()]
+            vec![
+                ".streams".to_string(),
+                ".stats".to_string(),
+                ".stop".to_string()
+            ]
         );
         assert!(complete(".format cs").1.is_empty());
         let dir = std::env::temp_dir().join(format!("sliq-complete-{}", std::process::id()));

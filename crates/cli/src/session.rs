@@ -35,9 +35,9 @@ pub enum SessionError {
     /// Running on timely workers failed.
     #[error("{0}")]
     Timely(#[from] sliq_timely::TimelyError),
-    /// A query over a stream that nothing feeds.
+    /// A query on timely workers over a stream that no source feeds.
     #[error(
-        "stream '{0}' has no source to read: declare one in CREATE STREAM … WITH (path = '…' or source = 'stdin' | 'tcp' | 'generator' | 'debs'); rows pushed with INSERT reach only queries already running"
+        "stream '{0}' has no source to read: declare one in CREATE STREAM … WITH (path = '…' or source = 'stdin' | 'tcp' | 'generator' | 'debs'); timely workers read sources, not INSERT"
     )]
     NoSource(String),
     /// A query over a stdin source in the REPL, which reads stdin itself.
@@ -53,6 +53,14 @@ struct Feed {
     stop: Arc<AtomicBool>,
 }
 
+/// A query over a stream that only INSERT feeds. It stands while the next
+/// statements run, and each INSERT into its stream prints its rows.
+struct Standing {
+    query: Query,
+    stream: String,
+    writer: ResultWriter,
+}
+
 /// Statements and their results, for one `sliq` process.
 pub struct Session {
     engine: Engine,
@@ -60,6 +68,8 @@ pub struct Session {
     /// Sources declared with the streams, by stream name.
     sources: HashMap<String, SourceSpec>,
     feeds: Vec<Feed>,
+    /// Queries over streams that only INSERT feeds, in the order started.
+    standing: Vec<Standing>,
     /// Set by Ctrl-C: stop the running query.
     interrupted: Arc<AtomicBool>,
     /// The counters at the previous `.stats`, for rates.
@@ -92,6 +102,7 @@ impl Session {
             format,
             sources: HashMap::new(),
             feeds: Vec::new(),
+            standing: Vec::new(),
             interrupted,
             last_stats: (Instant::now(), HashMap::new()),
             output: Destination::Stdout,
@@ -265,6 +276,7 @@ impl Session {
             }
             Executed::StreamDropped(name, existed) => {
                 self.sources.remove(&name);
+                self.stop_standing(Some(&name));
                 // Its feed (the demo's) would go on pushing into the
                 // dropped stream, and make a new stream of that name look
                 // fed.
@@ -349,11 +361,17 @@ impl Session {
             Executed::Explained(text) => self.output.write_all(text.as_bytes())?,
             Executed::Set(name, value) => note!("{name} = '{value}'"),
             Executed::Inserted(stream, rows) => {
+                // A standing query that this INSERT took to its LIMIT has
+                // left the engine, but it saw these rows.
                 let watched = self
-                    .engine
-                    .streams()
+                    .standing
                     .iter()
-                    .any(|s| s.name.eq_ignore_ascii_case(&stream) && s.queries > 0);
+                    .any(|s| s.stream.eq_ignore_ascii_case(&stream))
+                    || self
+                        .engine
+                        .streams()
+                        .iter()
+                        .any(|s| s.name.eq_ignore_ascii_case(&stream) && s.queries > 0);
                 match watched {
                     true => note!("inserted {rows} row(s) into {stream}"),
                     // A stream keeps no rows: say where these went.
@@ -361,6 +379,7 @@ impl Session {
                         "inserted {rows} row(s) into {stream}; no query was running to see them (a query sees only rows that arrive after it starts)"
                     ),
                 }
+                self.show_standing(&stream)?;
             }
             Executed::Query(query) => self.follow(query)?,
         }
@@ -383,8 +402,11 @@ impl Session {
             return Err(SessionError::StdinInRepl(stream_name));
         }
         if spec.is_none() && !self.feeds.iter().any(|f| f.stream == stream_name) {
-            // Nothing would ever arrive: say so instead of waiting.
-            return Err(SessionError::NoSource(stream_name));
+            // Only INSERT can feed it: waiting here would wait forever.
+            if self.timely.is_some() {
+                return Err(SessionError::NoSource(stream_name));
+            }
+            return self.stand(query, stream_name);
         }
         if let (Some(config), Some(spec)) = (self.timely.clone(), &spec) {
             return self.follow_timely(query, &stream, spec, &config);
@@ -422,6 +444,79 @@ impl Session {
                 None => note!("rows out {}, {secs:.3} s", writer.rows()),
             }
         }
+        Ok(())
+    }
+
+    /// Keeps `query`, over a stream that only INSERT feeds, running while
+    /// the next statements run: each INSERT into the stream prints its rows.
+    fn stand(&mut self, query: Query, stream: String) -> Result<(), SessionError> {
+        let mut writer =
+            ResultWriter::immediate(self.format, query.schema(), self.output.try_clone()?)?;
+        // A CSV header shows at once.
+        writer.flush()?;
+        note!(
+            "query {} runs over {stream}, which only INSERT feeds: each INSERT INTO {stream} shows its rows",
+            query.id()
+        );
+        self.standing.push(Standing {
+            query,
+            stream,
+            writer,
+        });
+        Ok(())
+    }
+
+    /// Prints the rows that an INSERT into `stream` gave its standing
+    /// queries, and ends those that are over (at their LIMIT). A query
+    /// whose batch failed ends with that error.
+    fn show_standing(&mut self, stream: &str) -> Result<(), SessionError> {
+        let mut failure = None;
+        let mut i = 0;
+        while i < self.standing.len() {
+            let standing = &mut self.standing[i];
+            if !standing.stream.eq_ignore_ascii_case(stream) {
+                i += 1;
+                continue;
+            }
+            let over = loop {
+                match standing.query.try_recv() {
+                    Ok(Some(batch)) => standing.writer.write(&batch)?,
+                    Ok(None) => break false,
+                    Err(EngineError::Closed) => break true,
+                    Err(e) => {
+                        failure.get_or_insert(e);
+                        break true;
+                    }
+                }
+            };
+            standing.writer.flush()?;
+            if over {
+                Self::end_standing(self.standing.remove(i))?;
+            } else {
+                i += 1;
+            }
+        }
+        failure.map_or(Ok(()), |e| Err(e.into()))
+    }
+
+    /// Ends the standing queries over `stream`, or all of them for `None`
+    /// (`.stop`, and the end of the session).
+    pub fn stop_standing(&mut self, stream: Option<&str>) {
+        let (ended, kept) = std::mem::take(&mut self.standing)
+            .into_iter()
+            .partition(|s| stream.is_none_or(|name| s.stream.eq_ignore_ascii_case(name)));
+        self.standing = kept;
+        for standing in ended {
+            if let Err(e) = Self::end_standing(standing) {
+                note!("error: {e}");
+            }
+        }
+    }
+
+    /// Writes out a standing query's last rows and explains its NULLs.
+    fn end_standing(mut standing: Standing) -> Result<(), SessionError> {
+        standing.writer.finish()?;
+        Self::note_nulls(&standing.query);
         Ok(())
     }
 
@@ -712,7 +807,9 @@ fn resident_memory() -> Option<u64> {
 }
 
 impl Drop for Session {
+    /// Feeds stop, and standing queries end, with the session.
     fn drop(&mut self) {
+        self.stop_standing(None);
         for feed in &self.feeds {
             feed.stop.store(true, Ordering::Relaxed);
         }

@@ -1715,15 +1715,67 @@ fn rows_inserted_while_no_query_runs_are_said_to_reach_none() {
 }
 
 #[test]
-fn a_query_over_a_stream_nothing_feeds_fails_instead_of_waiting() {
-    let out = run(&["-c", "CREATE STREAM s (v DOUBLE); SELECT v FROM s;"]);
+fn a_query_over_a_stream_only_insert_feeds_shows_the_rows_of_each_insert() {
+    // It stands while the script goes on: each INSERT prints its rows, a
+    // LIMIT or DROP STREAM ends it, and so does the end of the script.
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (event_time = 'ts'); \
+         SELECT k, sum(v) OVER (ROWS 1 PRECEDING) AS t FROM s GROUP BY k; \
+         INSERT INTO s VALUES (1000, 'a', 1.5), (2000, 'b', 2); \
+         SELECT k, count(*) OVER (RANGE '1s') AS c FROM s GROUP BY k LIMIT 2; \
+         INSERT INTO s VALUES (3000, 'a', 1), (1500, 'a', 4); \
+         INSERT INTO s VALUES (4000, 'a', 5); \
+         DROP STREAM s; \
+         CREATE STREAM s (v DOUBLE); \
+         SELECT v FROM s;",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "k,t\na,1.5\nb,2.0\nk,c\na,2.5\na,5.0\na,1\na,\na,9.0\nv\n"
+    );
+    let err = stderr(&out);
+    for said in [
+        "query 1 runs over s, which only INSERT feeds: each INSERT INTO s shows its rows",
+        "query 2: 1 late row(s) got NULL for their RANGE aggregates",
+        "inserted 1 row(s) into s\n",
+        "query 3 runs over s",
+    ] {
+        assert!(err.contains(said), "{said}: {err}");
+    }
+
+    // Timely workers read sources only: there, such a query is refused.
+    let out = run(&[
+        "--workers",
+        "2",
+        "-c",
+        "CREATE STREAM s (v DOUBLE); SELECT v FROM s;",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("stream 's' has no source to read"),
         "{}",
         stderr(&out)
     );
-    assert!(stdout(&out).is_empty());
+
+    // In the REPL, .stop ends them.
+    let out = piped_repl(
+        &["--no-demo", "--format", "csv"],
+        b"CREATE STREAM s (v DOUBLE);\n\
+          SELECT v * 2 AS w FROM s;\n\
+          INSERT INTO s VALUES (1);\n\
+          .stop\n\
+          INSERT INTO s VALUES (2);\n",
+    );
+    assert!(stdout(&out).ends_with("\nw\n2.0\n"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("inserted 1 row(s) into s; no query was running to see them"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -1802,18 +1854,24 @@ fn the_repl_refuses_a_query_over_stdin_which_it_reads_itself() {
 
 #[test]
 fn dropping_the_demo_stream_stops_its_feed() {
-    // A new stream of the same name has no source: its query is refused
-    // rather than left waiting on the old stream's feed.
+    // A new stream of the same name has no source: its query waits for
+    // INSERTs, and no row of the old stream's feed reaches it.
     let out = piped_repl(
         &["--format", "csv"],
         b"DROP STREAM sensors;\n\
           CREATE STREAM sensors (ts TIMESTAMP, sensor VARCHAR, value DOUBLE);\n\
-          SELECT sensor FROM sensors;\n",
+          SELECT sensor FROM sensors;\n\
+          .stats\n",
     );
     assert!(
-        stderr(&out).contains("stream 'sensors' has no source to read"),
+        stderr(&out).contains("query 1 runs over sensors, which only INSERT feeds"),
         "{}",
         stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("stream sensors: 0 rows"),
+        "{}",
+        stdout(&out)
     );
 }
 
