@@ -218,7 +218,10 @@ fn dot_command(session: &mut Session, line: &str) -> bool {
         (Some(".streams"), _) => report(session.run("SHOW STREAMS")),
         (Some(".queries"), _) => report(session.run("SHOW QUERIES")),
         (Some(".stats"), _) => say!("{}", session.stats_report().trim_end()),
-        (Some(".stop"), _) => session.stop_standing(None),
+        (Some(".stop"), _) => match session.stop_standing(None) {
+            0 => note!("no query stands over a stream that only INSERT feeds"),
+            n => note!("{n} standing query(ies) ended"),
+        },
         (Some(".timing"), v) => match v.map(str::to_ascii_lowercase).as_deref() {
             Some("on") => session.timing = true,
             Some("off") => session.timing = false,

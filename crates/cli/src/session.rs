@@ -500,17 +500,19 @@ impl Session {
     }
 
     /// Ends the standing queries over `stream`, or all of them for `None`
-    /// (`.stop`, and the end of the session).
-    pub fn stop_standing(&mut self, stream: Option<&str>) {
-        let (ended, kept) = std::mem::take(&mut self.standing)
+    /// (`.stop`, and the end of the session); returns how many ended.
+    pub fn stop_standing(&mut self, stream: Option<&str>) -> usize {
+        let (ended, kept): (Vec<_>, _) = std::mem::take(&mut self.standing)
             .into_iter()
             .partition(|s| stream.is_none_or(|name| s.stream.eq_ignore_ascii_case(name)));
         self.standing = kept;
+        let count = ended.len();
         for standing in ended {
             if let Err(e) = Self::end_standing(standing) {
                 note!("error: {e}");
             }
         }
+        count
     }
 
     /// Writes out a standing query's last rows and explains its NULLs.

@@ -1771,10 +1771,11 @@ fn a_query_over_a_stream_only_insert_feeds_shows_the_rows_of_each_insert() {
           INSERT INTO s VALUES (2);\n",
     );
     assert!(stdout(&out).ends_with("\nw\n2.0\n"), "{}", stdout(&out));
+    let err = stderr(&out);
     assert!(
-        stderr(&out).contains("inserted 1 row(s) into s; no query was running to see them"),
-        "{}",
-        stderr(&out)
+        err.contains("1 standing query(ies) ended\n")
+            && err.contains("inserted 1 row(s) into s; no query was running to see them"),
+        "{err}"
     );
 }
 
