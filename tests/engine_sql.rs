@@ -2726,3 +2726,48 @@ fn a_stream_knows_which_columns_its_running_queries_read() {
         "idle keys are forgotten by the event time"
     );
 }
+
+#[test]
+fn create_stream_errors_point_at_the_option_at_fault() {
+    // A program that reads options of its own checks them before the
+    // stream is created, and points at the one at fault as the engine does.
+    let engine = Engine::builder()
+        .stream_check(|definition, options| {
+            match options.options().iter().find(|(key, _)| key == "path") {
+                Some((_, path)) if !path.ends_with(".csv") => Err(definition
+                    .value_error("path", format!("path = '{path}': expected a .csv file"))),
+                _ => Ok(()),
+            }
+        })
+        .build();
+    for (options, message, column) in [
+        (
+            "WITH (on_late = 'maybe', path = 'data.txt')",
+            "on_late = 'maybe': expected 'null' or 'error'",
+            19,
+        ),
+        (
+            "WITH (on_late = 'error', path = 'data.txt')",
+            "path = 'data.txt': expected a .csv file",
+            35,
+        ),
+    ] {
+        let err = engine
+            .execute(&format!("CREATE STREAM s (v DOUBLE)\n  {options}"))
+            .unwrap_err()
+            .to_string();
+        let shown: Vec<&str> = err.lines().collect();
+        assert_eq!(
+            shown,
+            [
+                format!("{message} at line 2, column {column}"),
+                format!("    {options}"),
+                format!("  {}^", " ".repeat(column - 1)),
+            ]
+        );
+        assert!(engine.streams().is_empty(), "the stream is not created");
+    }
+    engine
+        .execute("CREATE STREAM s (v DOUBLE) WITH (path = 'data.csv')")
+        .expect("passes the check");
+}

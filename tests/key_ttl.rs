@@ -197,12 +197,23 @@ fn a_ttl_needs_an_event_time_and_a_duration() {
             .contains("key_ttl needs an event_time column"),
         "{err}"
     );
-    let err = engine
-        .execute(
+    // In SQL, the error points at the option's value.
+    for (sql, message) in [
+        (
             "CREATE STREAM t (ts BIGINT, k VARCHAR) WITH (event_time = 'ts', key_ttl = 'soon')",
-        )
-        .unwrap_err();
-    assert!(err.to_string().contains("key_ttl = 'soon'"), "{err}");
+            "key_ttl = 'soon': expected a duration such as '10m', '1h' or '1d12h' \
+             at line 1, column 75",
+        ),
+        (
+            "CREATE STREAM t (ts BIGINT, k VARCHAR) WITH (key_ttl = '1h')",
+            "stream 't': key_ttl needs an event_time column, since a key is forgotten once \
+             the stream's event time has moved past its last row at line 1, column 56",
+        ),
+    ] {
+        let err = engine.execute(sql).unwrap_err().to_string();
+        assert_eq!(err.lines().next(), Some(message), "{sql}");
+        assert!(err.ends_with('^'), "{err}");
+    }
     engine
         .execute(
             "CREATE STREAM t (ts BIGINT, k VARCHAR) WITH (event_time = 'ts', key_ttl = '1h30m')",

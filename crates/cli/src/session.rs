@@ -98,7 +98,16 @@ impl Session {
     /// A session printing results in `format`; `interrupted` is raised by Ctrl-C.
     pub fn new(format: OutputFormat, interrupted: Arc<AtomicBool>) -> Self {
         Session {
-            engine: Engine::builder().channel_capacity(256).build(),
+            engine: Engine::builder()
+                .channel_capacity(256)
+                // Options no source can use refuse the CREATE, pointing at
+                // the option, so that a corrected statement can run next.
+                .stream_check(|definition, options| {
+                    SourceSpec::from_options(options.options())
+                        .map(drop)
+                        .map_err(|e| e.in_definition(definition))
+                })
+                .build(),
             format,
             sources: HashMap::new(),
             feeds: Vec::new(),
@@ -264,12 +273,8 @@ impl Session {
         match executed {
             Executed::StreamCreated(stream) => {
                 let info = stream.info();
-                // Options the binary cannot use undo the CREATE, so that a
-                // corrected statement can run next.
-                let spec = SourceSpec::from_options(info.options.options()).inspect_err(|_| {
-                    let _ = self.engine.drop_stream(stream.name());
-                })?;
-                if let Some(spec) = spec {
+                // The engine's stream check read these options already.
+                if let Some(spec) = SourceSpec::from_options(info.options.options())? {
                     self.sources.insert(stream.name().to_string(), spec);
                 }
                 note!("created stream {}", stream.name());

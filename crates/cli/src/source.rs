@@ -70,9 +70,45 @@ pub enum SourceError {
     /// The `WITH (…)` options do not describe a source sliq can read.
     #[error("{0}")]
     Options(String),
+    /// The value of one option of the stream is at fault.
+    #[error("{message}")]
+    BadOption {
+        /// The option (its key).
+        option: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// An option that no one reads, most likely misspelt.
+    #[error("{message}")]
+    UnknownOption {
+        /// The option as written (lower-cased).
+        option: String,
+        /// What is wrong, with the closest known option.
+        message: String,
+    },
 }
 
 impl SourceError {
+    /// The value of `option` is at fault, for `message`.
+    fn bad_option(option: &str, message: impl Into<String>) -> Self {
+        SourceError::BadOption {
+            option: option.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// As an error of the `CREATE STREAM` that declared `definition`,
+    /// pointing at the option at fault.
+    pub fn in_definition(self, definition: &sliq_sql::StreamDefinition) -> sliq_sql::SqlError {
+        match self {
+            SourceError::BadOption { option, message } => definition.value_error(&option, message),
+            SourceError::UnknownOption { option, message } => {
+                definition.key_error(&option, message)
+            }
+            other => sliq_sql::SqlError::plan(other.to_string()),
+        }
+    }
+
     /// `what` (a file, `stdin`, an address) failed for the operating
     /// system's reason `error`.
     pub(crate) fn io(what: &str, error: std::io::Error) -> Self {
@@ -175,9 +211,10 @@ fn flag(options: &[(String, String)], key: &str, default: bool) -> Result<bool, 
         None => Ok(default),
         Some("true" | "yes" | "1") => Ok(true),
         Some("false" | "no" | "0") => Ok(false),
-        Some(other) => Err(SourceError::Options(format!(
-            "{key} = '{other}': expected true or false"
-        ))),
+        Some(other) => Err(SourceError::bad_option(
+            key,
+            format!("{key} = '{other}': expected true or false"),
+        )),
     }
 }
 
@@ -189,7 +226,10 @@ fn number(options: &[(String, String)], key: &str) -> Result<Option<f64>, Source
                 .ok()
                 .filter(|x| x.is_finite() && *x >= 0.0)
                 .ok_or_else(|| {
-                    SourceError::Options(format!("{key} = '{v}': expected a non-negative number"))
+                    SourceError::bad_option(
+                        key,
+                        format!("{key} = '{v}': expected a non-negative number"),
+                    )
                 })
         })
         .transpose()
@@ -208,9 +248,10 @@ fn text_options(
         Some("arrow" | "ipc") => Format::Arrow,
         Some("parquet") => Format::Parquet,
         Some(other) => {
-            return Err(SourceError::Options(format!(
-                "format = '{other}': expected 'csv', 'jsonl', 'arrow' or 'parquet'"
-            )));
+            return Err(SourceError::bad_option(
+                "format",
+                format!("format = '{other}': expected 'csv', 'jsonl', 'arrow' or 'parquet'"),
+            ));
         }
     };
     let delimiter = match option(options, "delimiter") {
@@ -218,9 +259,10 @@ fn text_options(
         Some("\\t" | "tab") => b'\t',
         Some(d) if d.len() == 1 => d.as_bytes()[0],
         Some(d) => {
-            return Err(SourceError::Options(format!(
-                "delimiter = '{d}': expected one character"
-            )));
+            return Err(SourceError::bad_option(
+                "delimiter",
+                format!("delimiter = '{d}': expected one character"),
+            ));
         }
     };
     let on_error = match option(options, "on_error")
@@ -230,9 +272,10 @@ fn text_options(
         None | Some("fail") => OnError::Fail,
         Some("skip") => OnError::Skip,
         Some(other) => {
-            return Err(SourceError::Options(format!(
-                "on_error = '{other}': expected 'fail' or 'skip'"
-            )));
+            return Err(SourceError::bad_option(
+                "on_error",
+                format!("on_error = '{other}': expected 'fail' or 'skip'"),
+            ));
         }
     };
     Ok(TextOptions {
@@ -292,10 +335,13 @@ impl SourceSpec {
                 .iter()
                 .chain(SOURCE_OPTIONS);
             let hint = sliq_sql::did_you_mean(&sliq_sql::closest(key, known.copied()));
-            return Err(SourceError::Options(format!(
-                "unknown option '{key}'{hint} (streams take event_time, on_late, key_ttl, {})",
-                SOURCE_OPTIONS.join(", ")
-            )));
+            return Err(SourceError::UnknownOption {
+                option: key.clone(),
+                message: format!(
+                    "unknown option '{key}'{hint} (streams take event_time, on_late, key_ttl, {})",
+                    SOURCE_OPTIONS.join(", ")
+                ),
+            });
         }
         let source = option(options, "source").map(str::to_ascii_lowercase);
         Ok(match (source.as_deref(), option(options, "path")) {
@@ -306,9 +352,9 @@ impl SourceSpec {
                 }
                 let follow = flag(options, "follow", false)?;
                 if follow && text.format == Format::Parquet {
-                    return Err(SourceError::Options(
-                        "follow = 'true' reads text as it is appended; a Parquet file is read whole"
-                            .into(),
+                    return Err(SourceError::bad_option(
+                        "follow",
+                        "follow = 'true' reads text as it is appended; a Parquet file is read whole",
                     ));
                 }
                 Some(SourceSpec::File {
@@ -317,24 +363,31 @@ impl SourceSpec {
                     follow,
                 })
             }
-            (None, None) => None,
+            (None, None) => {
+                // No source reads them, but a bad one is still a mistake.
+                text_options(options, true)?;
+                flag(options, "follow", false)?;
+                None
+            }
             (Some("stdin"), _) => {
                 let text = text_options(options, true)?;
                 if text.format == Format::Parquet {
-                    return Err(SourceError::Options(
-                        "format = 'parquet' reads files (path = '…'), not stdin".into(),
+                    return Err(SourceError::bad_option(
+                        "format",
+                        "format = 'parquet' reads files (path = '…'), not stdin",
                     ));
                 }
                 Some(SourceSpec::Stdin { text })
             }
             (Some("tcp"), _) => {
                 let listen = option(options, "listen").ok_or_else(|| {
-                    SourceError::Options("source = 'tcp' needs listen = 'host:port'".into())
+                    SourceError::bad_option("source", "source = 'tcp' needs listen = 'host:port'")
                 })?;
                 let text = text_options(options, false)?;
                 if matches!(text.format, Format::Arrow | Format::Parquet) {
-                    return Err(SourceError::Options(
-                        "source = 'tcp' reads CSV or JSON lines, not Arrow or Parquet".into(),
+                    return Err(SourceError::bad_option(
+                        "format",
+                        "source = 'tcp' reads CSV or JSON lines, not Arrow or Parquet",
                     ));
                 }
                 Some(SourceSpec::Tcp {
@@ -348,11 +401,14 @@ impl SourceSpec {
                     None => 10,
                     Some(k) if k <= MAX_GENERATOR_KEYS as f64 => (k as u64).max(1),
                     Some(_) => {
-                        return Err(SourceError::Options(format!(
-                            "keys = '{}': at most {MAX_GENERATOR_KEYS} (the generator keeps \
-                             a level per key)",
-                            option(options, "keys").unwrap_or_default()
-                        )));
+                        return Err(SourceError::bad_option(
+                            "keys",
+                            format!(
+                                "keys = '{}': at most {MAX_GENERATOR_KEYS} (the generator keeps \
+                                 a level per key)",
+                                option(options, "keys").unwrap_or_default()
+                            ),
+                        ));
                     }
                 },
                 rows: number(options, "rows")?.map(|r| r as u64),
@@ -367,9 +423,10 @@ impl SourceSpec {
                         delay_us: (number(options, "delay_ms")?.unwrap_or(1000.0) * 1000.0) as i64,
                     },
                     Some(other) => {
-                        return Err(SourceError::Options(format!(
-                            "out_of_order = '{other}': expected 'drop' or 'reorder'"
-                        )));
+                        return Err(SourceError::bad_option(
+                            "out_of_order",
+                            format!("out_of_order = '{other}': expected 'drop' or 'reorder'"),
+                        ));
                     }
                 };
                 let speed = number(options, "speed")?.filter(|s| *s > 0.0);
@@ -380,19 +437,24 @@ impl SourceSpec {
                 })
             }
             (Some("debs"), None) => {
-                return Err(SourceError::Options(
-                    "source = 'debs' needs path = '…'".into(),
+                return Err(SourceError::bad_option(
+                    "source",
+                    "source = 'debs' needs path = '…'",
                 ));
             }
             (Some("file"), None) => {
-                return Err(SourceError::Options(
-                    "source = 'file' needs path = '…'".into(),
+                return Err(SourceError::bad_option(
+                    "source",
+                    "source = 'file' needs path = '…'",
                 ));
             }
             (Some(other), _) => {
-                return Err(SourceError::Options(format!(
-                    "source = '{other}' is not supported (use path = '…', source = 'stdin', 'tcp', 'generator' or 'debs')"
-                )));
+                return Err(SourceError::bad_option(
+                    "source",
+                    format!(
+                        "source = '{other}' is not supported (use path = '…', source = 'stdin', 'tcp', 'generator' or 'debs')"
+                    ),
+                ));
             }
         })
     }

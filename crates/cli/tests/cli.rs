@@ -894,10 +894,27 @@ fn a_misspelt_stream_option_is_refused_and_the_stream_not_created() {
         "CREATE STREAM s (ts BIGINT, v DOUBLE) WITH (pth = 'data.csv', event_time = 'ts');",
     ]);
     assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
     assert!(
-        stderr(&out).contains("unknown option 'pth'; did you mean 'path'?"),
-        "{}",
-        stderr(&out)
+        err.contains("unknown option 'pth'; did you mean 'path'?")
+            && err.contains(") at line 1, column 45\n"),
+        "{err}"
+    );
+    // A value no source takes is pointed at too.
+    let out = run(&[
+        "--no-demo",
+        "-c",
+        "CREATE STREAM s (ts BIGINT, v DOUBLE)\n  WITH (path = 'data.csv', delimiter = ';;');",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let caret = format!("  {}^", " ".repeat(39));
+    assert_eq!(
+        stderr(&out).lines().collect::<Vec<_>>(),
+        [
+            "error: delimiter = ';;': expected one character at line 2, column 40",
+            "    WITH (path = 'data.csv', delimiter = ';;');",
+            caret.as_str(),
+        ]
     );
     // In the REPL the corrected statement can follow at once.
     let mut child = sliq()

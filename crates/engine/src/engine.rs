@@ -9,11 +9,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use arrow_schema::SchemaRef;
 use parking_lot::{Mutex, RwLock};
 use sliq_aggregates::{Aggregate, OutputType, ValueType};
-use sliq_sql::{Catalog, FunctionInfo, QueryPlan, Statement, UserAggregate, closest, plan_sql};
+use sliq_sql::{
+    Catalog, FunctionInfo, QueryPlan, SqlError, Statement, StreamDefinition, UserAggregate,
+    closest, plan_sql,
+};
 
 use crate::error::EngineError;
 use crate::operator::WindowAlgorithm;
-use crate::options::StreamOptions;
+use crate::options::{StreamCheck, StreamOptions, key_ttl_without_event_time};
 use crate::partition::Partitioner;
 use crate::query::CompiledQuery;
 use crate::stats::{EngineStats, QueryInfo, QueryStats, StreamInfo, StreamStats};
@@ -53,6 +56,7 @@ struct Inner {
     algorithm: Mutex<WindowAlgorithm>,
     channel_capacity: usize,
     next_query: AtomicU64,
+    stream_check: Option<StreamCheck>,
 }
 
 /// The continuous query engine. Cheap to clone (a shared handle), `Send`
@@ -104,6 +108,7 @@ impl Default for Engine {
 pub struct EngineBuilder {
     channel_capacity: usize,
     algorithm: WindowAlgorithm,
+    stream_check: Option<StreamCheck>,
 }
 
 impl Default for EngineBuilder {
@@ -111,6 +116,7 @@ impl Default for EngineBuilder {
         EngineBuilder {
             channel_capacity: 64,
             algorithm: WindowAlgorithm::DabaLite,
+            stream_check: None,
         }
     }
 }
@@ -130,6 +136,22 @@ impl EngineBuilder {
         self
     }
 
+    /// Runs `check` on every `CREATE STREAM` before the stream is created,
+    /// for a program that reads options of its own (a source's `path`,
+    /// say): it gets the statement's definition and the options the engine
+    /// parsed from it, and refuses the statement with an error that points
+    /// at the option at fault ([`StreamDefinition::value_error`]).
+    pub fn stream_check(
+        mut self,
+        check: impl Fn(&StreamDefinition, &StreamOptions) -> Result<(), SqlError>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.stream_check = Some(StreamCheck(Arc::new(check)));
+        self
+    }
+
     /// The engine.
     pub fn build(self) -> Engine {
         Engine {
@@ -139,6 +161,7 @@ impl EngineBuilder {
                 algorithm: Mutex::new(self.algorithm),
                 channel_capacity: self.channel_capacity,
                 next_query: AtomicU64::new(1),
+                stream_check: self.stream_check,
             }),
         }
     }
@@ -235,9 +258,8 @@ impl Engine {
                 )));
             }
         } else if options.key_ttl_ms().is_some() {
-            return Err(EngineError::InvalidSetting(format!(
-                "stream '{name}': key_ttl needs an event_time column, since a key is \
-                 forgotten once the stream's event time has moved past its last row"
+            return Err(EngineError::InvalidSetting(key_ttl_without_event_time(
+                name,
             )));
         }
         let mut streams = self.inner.streams.write();
@@ -420,7 +442,7 @@ impl Engine {
             // Planned only now: a CREATE STREAM before it must have run.
             let planned = sliq_sql::plan_parsed(statement, sql, &EngineCatalog(&self.inner))
                 .map_err(EngineError::from)?;
-            each(self.run(planned)?)?;
+            each(self.run(planned).map_err(|e| e.with_source(sql))?)?;
         }
         Ok(())
     }
@@ -429,6 +451,9 @@ impl Engine {
         Ok(match statement {
             Statement::CreateStream(def) => {
                 let options = StreamOptions::from_definition(&def)?;
+                if let Some(check) = &self.inner.stream_check {
+                    (check.0)(&def, &options)?;
+                }
                 Executed::StreamCreated(self.register_stream(&def.name, def.schema, options)?)
             }
             Statement::DropStream { name, if_exists } => match self.drop_stream(&name) {

@@ -76,6 +76,17 @@ pub enum EngineError {
     NotAQuery(String),
 }
 
+impl EngineError {
+    /// Attaches the statement text to an SQL error, which then shows the
+    /// line it points at under a caret.
+    pub(crate) fn with_source(self, sql: &str) -> Self {
+        match self {
+            EngineError::Sql(e) => EngineError::Sql(e.with_source(sql)),
+            other => other,
+        }
+    }
+}
+
 /// Why a row is late, for [`EngineError::LateRows`].
 fn why_late(event_time: Option<i64>, newest: Option<i64>) -> String {
     match (event_time, newest) {

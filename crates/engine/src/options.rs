@@ -2,7 +2,10 @@
 //! how long an idle key is kept, and the options a source reads (`path`,
 //! `format`, …).
 
-use sliq_sql::StreamDefinition;
+use std::fmt;
+use std::sync::Arc;
+
+use sliq_sql::{SqlError, StreamDefinition};
 
 use crate::error::EngineError;
 
@@ -84,33 +87,70 @@ impl StreamOptions {
         &self.extra
     }
 
+    /// The options of a `CREATE STREAM`; an error points at the option's
+    /// value in the statement.
     pub(crate) fn from_definition(def: &StreamDefinition) -> Result<Self, EngineError> {
         let mut options = StreamOptions::default();
-        for (key, value) in &def.options {
-            match key.as_str() {
+        for option in &def.options {
+            let value = &option.value;
+            match option.key.as_str() {
                 "event_time" => options.event_time = Some(value.clone()),
                 "on_late" => {
                     options.on_late = match value.to_ascii_lowercase().as_str() {
                         "null" | "emit" => OnLate::Null,
                         "error" => OnLate::Error,
                         other => {
-                            return Err(EngineError::InvalidSetting(format!(
-                                "on_late = '{other}': expected 'null' or 'error'"
-                            )));
+                            return Err(def
+                                .value_error(
+                                    "on_late",
+                                    format!("on_late = '{other}': expected 'null' or 'error'"),
+                                )
+                                .into());
                         }
                     }
                 }
                 "key_ttl" => {
                     let ms = sliq_sql::duration_ms(value).map_err(|_| {
-                        EngineError::InvalidSetting(format!(
-                            "key_ttl = '{value}': expected a duration such as '10m', '1h' or '1d12h'"
-                        ))
+                        def.value_error(
+                            "key_ttl",
+                            format!(
+                                "key_ttl = '{value}': expected a duration such as '10m', '1h' or '1d12h'"
+                            ),
+                        )
                     })?;
                     options.key_ttl_ms = Some(ms.max(1));
                 }
-                _ => options.extra.push((key.clone(), value.clone())),
+                key => options.extra.push((key.to_string(), value.clone())),
             }
         }
+        if options.key_ttl_ms.is_some() && options.event_time.is_none() {
+            return Err(def
+                .value_error("key_ttl", key_ttl_without_event_time(&def.name))
+                .into());
+        }
         Ok(options)
+    }
+}
+
+/// Why a stream without an event-time column cannot forget idle keys.
+pub(crate) fn key_ttl_without_event_time(stream: &str) -> String {
+    format!(
+        "stream '{stream}': key_ttl needs an event_time column, since a key is \
+         forgotten once the stream's event time has moved past its last row"
+    )
+}
+
+/// What [`crate::EngineBuilder::stream_check`] takes.
+type CheckFn = dyn Fn(&StreamDefinition, &StreamOptions) -> Result<(), SqlError> + Send + Sync;
+
+/// A check that a program reading stream options of its own (a source's
+/// `path`, say) runs on every `CREATE STREAM` before the stream is created
+/// (see [`crate::EngineBuilder::stream_check`]).
+#[derive(Clone)]
+pub(crate) struct StreamCheck(pub(crate) Arc<CheckFn>);
+
+impl fmt::Debug for StreamCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("StreamCheck(..)")
     }
 }

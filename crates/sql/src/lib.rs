@@ -48,7 +48,7 @@ pub use expr::{FunctionInfo, builtin_functions, like};
 pub use parser::{DurationError, SliqDialect, duration_ms, parse_duration_ms, parse_statements};
 pub use plan::{
     AggregateCall, AggregateFunction, Catalog, Frame, QueryPlan, Statement, StreamDefinition,
-    UserAggregate, WindowGroup, aggregate_column, format_duration, mark_column,
+    StreamOption, UserAggregate, WindowGroup, aggregate_column, format_duration, mark_column,
 };
 pub use planner::{output_arrow_type, plan_parsed, plan_sql};
 pub use types::{arrow_type, canonical_arrow_type, sql_type_name, value_type};

@@ -7,6 +7,8 @@ use arrow_schema::{Schema, SchemaRef};
 use datafusion_expr::Expr;
 use sliq_aggregates::{OutputType, ResolvedAggregate, ValueType};
 
+use crate::error::{Location, SqlError, SqlErrorKind};
+
 /// How far back a window reaches from the current row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Frame {
@@ -316,6 +318,20 @@ fn schema_text(schema: &Schema) -> String {
     fields.join(", ")
 }
 
+/// One `key = value` of `CREATE STREAM … WITH (…)`, with where it was
+/// written, so that whoever reads the option can point at a bad one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamOption {
+    /// The key, lower-cased.
+    pub key: String,
+    /// The value as written (a string constant without its quotes).
+    pub value: String,
+    /// Where the key stands in the statement's text.
+    pub key_at: Option<Location>,
+    /// Where the value stands.
+    pub value_at: Option<Location>,
+}
+
 /// A stream's definition from `CREATE STREAM`.
 #[derive(Clone, Debug)]
 pub struct StreamDefinition {
@@ -323,17 +339,35 @@ pub struct StreamDefinition {
     pub name: String,
     /// Its columns.
     pub schema: SchemaRef,
-    /// `WITH (key = value, …)`, keys lower-cased, values as written.
-    pub options: Vec<(String, String)>,
+    /// `WITH (key = value, …)`, in the order written.
+    pub options: Vec<StreamOption>,
 }
 
 impl StreamDefinition {
     /// The value of option `key`, if given.
     pub fn option(&self, key: &str) -> Option<&str> {
-        self.options
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        self.find(key).map(|o| o.value.as_str())
+    }
+
+    /// An error about the value of option `key`, pointing at that value.
+    pub fn value_error(&self, key: &str, message: impl Into<String>) -> SqlError {
+        SqlError::at(
+            SqlErrorKind::Plan(message.into()),
+            self.find(key).and_then(|o| o.value_at),
+        )
+    }
+
+    /// An error about option `key` itself (one nobody reads), pointing at
+    /// its name.
+    pub fn key_error(&self, key: &str, message: impl Into<String>) -> SqlError {
+        SqlError::at(
+            SqlErrorKind::Plan(message.into()),
+            self.find(key).and_then(|o| o.key_at),
+        )
+    }
+
+    fn find(&self, key: &str) -> Option<&StreamOption> {
+        self.options.iter().find(|o| o.key == key)
     }
 }
 

@@ -10,7 +10,7 @@ use sqlparser::ast::{self, SetExpr};
 use super::{object_name, unknown_stream};
 use crate::error::{SqlError, SqlErrorKind, closest, did_you_mean};
 use crate::expr::{ExprConverter, Place, df_schema, ident_location, location_of};
-use crate::plan::{Catalog, Statement, StreamDefinition};
+use crate::plan::{Catalog, Statement, StreamDefinition, StreamOption};
 use crate::types::{arrow_type, sql_type_name};
 
 pub(super) fn create_stream(create: &ast::CreateTable) -> Result<Statement, SqlError> {
@@ -37,8 +37,6 @@ pub(super) fn create_stream(create: &ast::CreateTable) -> Result<Statement, SqlE
         fields.push(Field::new(&col.name.value, data_type, !not_null));
     }
     let mut options = Vec::new();
-    // Where the event-time option's value stands, for its errors.
-    let mut event_time_at = None;
     if let ast::CreateTableOptions::With(with) = &create.table_options {
         for option in with {
             match option {
@@ -54,50 +52,49 @@ pub(super) fn create_stream(create: &ast::CreateTable) -> Result<Statement, SqlE
                         },
                         other => other.to_string(),
                     };
-                    let key = key.value.to_ascii_lowercase();
-                    if key == "event_time" {
-                        event_time_at = location_of(written);
-                    }
-                    options.push((key, value));
+                    options.push(StreamOption {
+                        key: key.value.to_ascii_lowercase(),
+                        value,
+                        key_at: ident_location(key),
+                        value_at: location_of(written),
+                    });
                 }
                 other => return Err(SqlError::unsupported(format!("the stream option {other}"))),
             }
         }
     }
-    let schema = Arc::new(Schema::new(fields));
-    if let Some((_, col)) = options.iter().find(|(k, _)| k == "event_time") {
-        match schema.field_with_name(col) {
+    let definition = StreamDefinition {
+        name: object_name(&create.name),
+        schema: Arc::new(Schema::new(fields)),
+        options,
+    };
+    if let Some(col) = definition.option("event_time") {
+        match definition.schema.field_with_name(col) {
             Ok(f)
                 if matches!(
                     f.data_type(),
                     DataType::Timestamp(_, _) | DataType::Int64 | DataType::Int32
                 ) => {}
             Ok(f) => {
-                return Err(SqlError::at(
-                    SqlErrorKind::Plan(format!(
+                return Err(definition.value_error(
+                    "event_time",
+                    format!(
                         "event_time column '{col}' is {}; it must be TIMESTAMP or BIGINT (epoch milliseconds)",
                         sql_type_name(f.data_type())
-                    )),
-                    event_time_at,
+                    ),
                 ));
             }
             Err(_) => {
-                let names = schema.fields().iter().map(|f| f.name().as_str());
+                let names = definition.schema.fields().iter().map(|f| f.name().as_str());
                 let hint = did_you_mean(&closest(col, names));
-                return Err(SqlError::at(
-                    SqlErrorKind::Plan(format!(
-                        "event_time names '{col}', which is not a column of the stream{hint}"
-                    )),
-                    event_time_at,
+                return Err(definition.value_error(
+                    "event_time",
+                    format!("event_time names '{col}', which is not a column of the stream{hint}"),
                 ));
             }
         }
     }
-    Ok(Statement::CreateStream(StreamDefinition {
-        name: object_name(&create.name),
-        schema,
-        options,
-    }))
+    Ok(Statement::CreateStream(definition))
 }
 
 pub(super) fn plan_insert(
