@@ -18,6 +18,7 @@ use crate::console::note;
 use crate::generator::Generator;
 
 mod buffer;
+mod clients;
 mod decoder;
 mod explain;
 mod header;
@@ -27,6 +28,7 @@ mod parquet_file;
 mod plain_csv;
 mod structural;
 
+use clients::{ClientLines, SharedClientLines};
 pub use lines::Lines;
 
 /// Rows per batch read from files.
@@ -51,7 +53,8 @@ pub enum SourceError {
     Malformed {
         /// The file, `stdin` or the listening address.
         what: String,
-        /// 1-based line number (for TCP, counted over all clients).
+        /// 1-based line number (for TCP, the client's own; `what` names
+        /// the client).
         line: usize,
         /// What is wrong with it.
         message: String,
@@ -524,13 +527,16 @@ impl SourceSpec {
                 text_reader(Box::new(io::stdin()), "stdin".into(), schema, *text, live)?
             }
             SourceSpec::Tcp { listen, text } => {
-                let input = listen_tcp(listen, Arc::clone(&stop))?;
+                let (input, clients) = listen_tcp(listen, Arc::clone(&stop))?;
                 let live = Liveness {
                     live: true,
                     follow: None,
                     stop,
                 };
-                text_reader(input, listen.clone(), schema, *text, live)?
+                match text_reader(input, listen.clone(), schema, *text, live)? {
+                    BatchReader::Lines(lines) => BatchReader::Lines(lines.naming_clients(clients)),
+                    other => other,
+                }
             }
             SourceSpec::Generator { rate, keys, rows } => {
                 let event_time = event_time.and_then(|c| schema.index_of(c).ok());
@@ -663,8 +669,11 @@ const ACCEPT_POLL: Duration = Duration::from_millis(50);
 /// of bytes (a pipe), until `stop` is raised: then the listener closes and
 /// the address is free for the next query over the stream. Each line is
 /// written whole under a lock, so lines of different clients never mix,
-/// however long.
-fn listen_tcp(listen: &str, stop: Arc<AtomicBool>) -> Result<Box<dyn Read + Send>, SourceError> {
+/// however long, and recorded in the [`ClientLines`] returned with the pipe.
+fn listen_tcp(
+    listen: &str,
+    stop: Arc<AtomicBool>,
+) -> Result<(Box<dyn Read + Send>, SharedClientLines), SourceError> {
     let io_error = |e| SourceError::io(listen, e);
     let started = std::time::Instant::now();
     let listener = loop {
@@ -686,6 +695,8 @@ fn listen_tcp(listen: &str, stop: Arc<AtomicBool>) -> Result<Box<dyn Read + Send
             .unwrap_or_else(|_| listen.to_string())
     );
     let writer = Arc::new(Mutex::new(writer));
+    let clients = SharedClientLines::default();
+    let recorded = Arc::clone(&clients);
     std::thread::spawn(move || {
         while !stop.load(Ordering::Relaxed) {
             let client = match listener.accept() {
@@ -701,20 +712,24 @@ fn listen_tcp(listen: &str, stop: Arc<AtomicBool>) -> Result<Box<dyn Read + Send
                 continue;
             }
             let out = Arc::clone(&writer);
-            std::thread::spawn(move || forward_lines(client, &out));
+            let recorded = Arc::clone(&recorded);
+            std::thread::spawn(move || forward_lines(client, &out, &recorded));
         }
     });
-    Ok(Box::new(reader))
+    Ok((Box::new(reader), clients))
 }
 
-/// Copies a TCP client's lines to `out` until it disconnects, the reader
-/// side is gone, or it sends a line longer than [`MAX_LINE_BYTES`].
-fn forward_lines(client: TcpStream, out: &Mutex<io::PipeWriter>) {
-    let peer = client
+/// Copies a TCP client's lines to `out`, recording each in `recorded`,
+/// until it disconnects, the reader side is gone, or it sends a line
+/// longer than [`MAX_LINE_BYTES`].
+fn forward_lines(client: TcpStream, out: &Mutex<io::PipeWriter>, recorded: &Mutex<ClientLines>) {
+    let peer: Arc<str> = client
         .peer_addr()
-        .map_or_else(|_| "a client".to_string(), |a| a.to_string());
+        .map_or_else(|_| "a client".to_string(), |a| a.to_string())
+        .into();
     let mut input = BufReader::new(client);
     let mut line = Vec::new();
+    let mut its_line = 0;
     loop {
         line.clear();
         match (&mut input)
@@ -731,10 +746,13 @@ fn forward_lines(client: TcpStream, out: &Mutex<io::PipeWriter>) {
             }
             line.push(b'\n');
         }
+        // Recorded under the pipe's lock, so in the pipe's order.
         let mut out = out.lock();
         if out.write_all(&line).is_err() {
             return;
         }
+        its_line += 1;
+        recorded.lock().record(&peer, its_line);
     }
 }
 

@@ -1239,6 +1239,44 @@ fn tcp_source_merges_lines_from_several_clients() {
 }
 
 #[test]
+fn a_malformed_tcp_line_is_named_by_its_client_and_its_line_there() {
+    let port = free_port();
+    let sql = format!(
+        "CREATE STREAM t (k VARCHAR, v DOUBLE) \
+         WITH (source = 'tcp', listen = '127.0.0.1:{port}', on_error = 'skip'); \
+         SELECT k, v FROM t;"
+    );
+    let (mut child, out, err) = running_script(&sql);
+    assert!(next_line(&err).contains("created stream t"));
+    assert!(next_line(&err).starts_with("listening on 127.0.0.1:"));
+    assert_eq!(next_line(&out), "k,v");
+    let mut first = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    first.write_all(b"a,1\n").unwrap();
+    assert_eq!(next_line(&out), "a,1.0");
+    let mut second = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    second.write_all(b"b,2\nb,oops\n").unwrap();
+    assert_eq!(next_line(&out), "b,2.0");
+    let client = |c: &std::net::TcpStream| c.local_addr().unwrap();
+    assert_eq!(
+        next_line(&err),
+        format!(
+            "skipped 127.0.0.1:{port}, client {}, line 2: column 'v' (DOUBLE): cannot read 'oops'",
+            client(&second)
+        )
+    );
+    first.write_all(b"a\n").unwrap();
+    assert_eq!(
+        next_line(&err),
+        format!(
+            "skipped 127.0.0.1:{port}, client {}, line 2: 1 fields where the stream has 2 (k, v)",
+            client(&first)
+        )
+    );
+    child.kill().unwrap();
+    let _ = child.wait();
+}
+
+#[test]
 fn a_query_over_a_tcp_stream_frees_its_port_for_the_next_one() {
     // The first query ends at its LIMIT; the second listens on the same
     // address (it was "already in use" while the first one's listener

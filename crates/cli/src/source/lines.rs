@@ -23,6 +23,7 @@ use arrow_schema::{ArrowError, SchemaRef};
 
 use crate::console::note;
 
+use super::clients::SharedClientLines;
 use super::decoder::{FileColumns, TextDecoder};
 use super::{BATCH_ROWS, Format, Liveness, MAX_LINE_BYTES, OnError, SourceError, TextOptions};
 use super::{explain, header};
@@ -64,6 +65,8 @@ pub struct Lines {
     /// lines before it in its batch are returned.
     failed: Option<SourceError>,
     done: bool,
+    /// For a socket source, which client sent each line.
+    clients: Option<SharedClientLines>,
 }
 
 /// A batch's text: whole lines, with the line number and byte offset of
@@ -114,6 +117,35 @@ impl Lines {
             unread: Vec::new(),
             failed: None,
             done: false,
+            clients: None,
+        }
+    }
+
+    /// Names a malformed line by the client that sent it and its line
+    /// number there, as `clients` records them (a socket source, whose
+    /// clients' lines are read as one text).
+    pub(super) fn naming_clients(mut self, clients: SharedClientLines) -> Self {
+        self.clients = Some(clients);
+        self
+    }
+
+    /// The source and the line number that name line `line` of the input:
+    /// for a socket source, the client that sent it and its line there.
+    fn place(&self, line: usize) -> (String, usize) {
+        let origin = self.clients.as_ref().and_then(|c| c.lock().origin(line));
+        match origin {
+            Some((client, its_line)) => (format!("{}, client {client}", self.what), its_line),
+            None => (self.what.clone(), line),
+        }
+    }
+
+    /// The error of line `line` of the input.
+    fn malformed(&self, line: usize, message: String) -> SourceError {
+        let (what, line) = self.place(line);
+        SourceError::Malformed {
+            what,
+            line,
+            message,
         }
     }
 
@@ -131,6 +163,12 @@ impl Lines {
         loop {
             if let Some(error) = self.failed.take() {
                 return Err(error);
+            }
+            if let Some(clients) = &self.clients {
+                // A socket source is live: every line read so far was
+                // decoded, and its errors named.
+                debug_assert!(self.live.live && self.held.is_empty());
+                clients.lock().forget_before(self.line + 1);
             }
             if self.done || self.live.stop.load(Ordering::Relaxed) {
                 return Ok(None);
@@ -253,7 +291,12 @@ impl Lines {
                 // line break (a break would have reset the count below the
                 // limit), so dropping it with the line loses no other line.
                 let lines = line_breaks(decoder.taken_text().unwrap_or(read));
-                self.failed = Some(line_too_long(&self.what, &self.text, self.line + lines + 1));
+                // (Files and stdin only: a socket source is live.)
+                self.failed = Some(SourceError::Malformed {
+                    what: self.what.clone(),
+                    line: self.line + lines + 1,
+                    message: line_too_long(&self.text),
+                });
                 break Err(ArrowError::ParseError("a line too long".into()));
             }
             if decoder.is_full() {
@@ -345,13 +388,8 @@ impl Lines {
     /// (true) the first row of a file without one.
     fn read_first_line(&mut self, line: &[u8]) -> Result<bool, SourceError> {
         self.expects_header = false;
-        let first = header::first_line(line, &self.schema, &self.text).map_err(|message| {
-            SourceError::Malformed {
-                what: self.what.clone(),
-                line: self.line,
-                message,
-            }
-        })?;
+        let first = header::first_line(line, &self.schema, &self.text)
+            .map_err(|message| self.malformed(self.line, message))?;
         let (row, remark) = match first {
             header::FirstLine::Header(columns, remark) => {
                 self.columns = columns;
@@ -502,11 +540,7 @@ impl Lines {
                 _ => None,
             };
             let message = explained.unwrap_or_else(|| e.to_string());
-            let error = |message| SourceError::Malformed {
-                what: self.what.clone(),
-                line: chunk.starts[records.start].0,
-                message,
-            };
+            let error = |message| self.malformed(chunk.starts[records.start].0, message);
             match self.text.on_error {
                 OnError::Skip => note!("skipped {}", error(message)),
                 OnError::Fail => {
@@ -557,7 +591,7 @@ impl Lines {
                 .read_until(b'\n', &mut self.pending)
                 .map_err(|e| SourceError::io(&self.what, e))?;
             if self.pending.len() as u64 > MAX_LINE_BYTES {
-                return Err(line_too_long(&self.what, &self.text, self.line + 1));
+                return Err(self.malformed(self.line + 1, line_too_long(&self.text)));
             }
             let complete = self.pending.ends_with(b"\n");
             let follow = self.live.follow.is_some();
@@ -593,21 +627,17 @@ fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|b| b.is_ascii_whitespace())
 }
 
-/// The error of line `line` of `what`, still without a line break after
+/// What is wrong with a line still without a line break after
 /// [`MAX_LINE_BYTES`]: the replay cannot go on past it.
-fn line_too_long(what: &str, text: &TextOptions, line: usize) -> SourceError {
+fn line_too_long(text: &TextOptions) -> String {
     let format = match text.format {
         Format::JsonLines => "JSON lines",
         _ => "CSV",
     };
-    SourceError::Malformed {
-        what: what.to_string(),
-        line,
-        message: format!(
-            "no line break in {} MiB; is it a {format} file?",
-            MAX_LINE_BYTES >> 20
-        ),
-    }
+    format!(
+        "no line break in {} MiB; is it a {format} file?",
+        MAX_LINE_BYTES >> 20
+    )
 }
 
 /// The bytes since the last line break once `more` follows `unbroken` such
