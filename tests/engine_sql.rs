@@ -892,6 +892,13 @@ fn planning_errors_say_what_and_where() {
         err("SELECT max(v) OVER (ROWS BETWEEN 3 PRECEDING AND 1 FOLLOWING) FROM s")
             .starts_with("not supported in continuous queries: FOLLOWING")
     );
+    assert!(
+        err("SELECT sum(v) OVER (ROWS BETWEEN 3 PRECEDING AND 2 PRECEDING) FROM s").starts_with(
+            "not supported in continuous queries: frames ending before the current row; the \
+             rows 2 to 3 before it are a window over lag(x, 2): WITH d AS (SELECT *, lag(x, 2) \
+             AS prev FROM s GROUP BY key) SELECT f(prev) OVER (ROWS 1 PRECEDING) FROM d GROUP BY key"
+        )
+    );
     // Unsupported clauses are named and pointed at.
     for (sql, what, column) in [
         ("SELECT v FROM s ORDER BY v", "ORDER BY outside OVER", 26),
@@ -2770,4 +2777,23 @@ fn create_stream_errors_point_at_the_option_at_fault() {
     engine
         .execute("CREATE STREAM s (v DOUBLE) WITH (path = 'data.csv')")
         .expect("passes the check");
+}
+
+#[test]
+fn the_rows_before_the_current_one_are_a_window_over_lag() {
+    // What the error for ROWS BETWEEN 3 PRECEDING AND 2 PRECEDING says to
+    // write: the sums of the two rows 2 and 3 before each row.
+    let (engine, s) = engine_with_s();
+    let q = engine
+        .query(
+            "WITH d AS (SELECT *, lag(v, 2) AS prev FROM s GROUP BY key) \
+             SELECT sum(prev) OVER (ROWS 1 PRECEDING) AS before FROM d GROUP BY key",
+        )
+        .unwrap();
+    let rows: Vec<_> = (1..=6).map(|i| (i, Some("a"), Some(i as f64))).collect();
+    s.push(batch(&rows)).unwrap();
+    assert_eq!(
+        floats(&q.recv().unwrap(), "before"),
+        [None, None, Some(1.0), Some(3.0), Some(5.0), Some(7.0)]
+    );
 }

@@ -177,10 +177,11 @@ impl AggregatePlanner<'_> {
                     "FOLLOWING bounds (a stream cannot wait for later rows)",
                 ));
             }
-            Some(WindowFrameBound::Preceding(_)) => {
-                return Err(SqlError::unsupported(
-                    "frames ending before the current row",
-                ));
+            Some(WindowFrameBound::Preceding(end)) => {
+                return Err(SqlError::unsupported(format!(
+                    "frames ending before the current row{}",
+                    rows_before_hint(frame, end.as_deref())
+                )));
             }
         }
         let bound = match &frame.start_bound {
@@ -246,6 +247,31 @@ impl AggregatePlanner<'_> {
             }
             WindowFrameUnits::Groups => Err(SqlError::unsupported("GROUPS frames")),
         }
+    }
+}
+
+/// How to have `ROWS BETWEEN n PRECEDING AND k PRECEDING` (`end` is `k`):
+/// as a window over `lag(x, k)`, which a query around a `WITH` query keeps.
+fn rows_before_hint(frame: &ast::WindowFrame, end: Option<&ast::Expr>) -> String {
+    let number = |e: Option<&ast::Expr>| match e {
+        Some(ast::Expr::Value(v)) => match &v.value {
+            ast::Value::Number(n, _) => n.parse::<u64>().ok(),
+            _ => None,
+        },
+        _ => None,
+    };
+    let start = match &frame.start_bound {
+        WindowFrameBound::Preceding(start) => number(start.as_deref()),
+        _ => None,
+    };
+    match (frame.units, start, number(end)) {
+        (WindowFrameUnits::Rows, Some(n), Some(k)) if k >= 1 && n >= k => format!(
+            "; the rows {k} to {n} before it are a window over lag(x, {k}): WITH d AS (SELECT *, \
+             lag(x, {k}) AS prev FROM s GROUP BY key) SELECT f(prev) OVER (ROWS {} PRECEDING) \
+             FROM d GROUP BY key",
+            n - k
+        ),
+        _ => String::new(),
     }
 }
 
