@@ -70,9 +70,10 @@ pub enum SourceError {
         /// What is wrong.
         message: String,
     },
-    /// The `WITH (…)` options do not describe a source sliq can read.
+    /// The source cannot be read as the stream declares it (a column the
+    /// data lacks, a format the source cannot carry).
     #[error("{0}")]
-    Options(String),
+    Unreadable(String),
     /// The value of one option of the stream is at fault.
     #[error("{message}")]
     BadOption {
@@ -601,7 +602,7 @@ fn debs_projection(schema: &SchemaRef) -> Result<Vec<usize>, SourceError> {
                 .iter()
                 .position(|d| d.eq_ignore_ascii_case(f.name()))
                 .ok_or_else(|| {
-                    SourceError::Options(format!(
+                    SourceError::Unreadable(format!(
                         "the DEBS data has no column '{}'; its columns are {}",
                         f.name(),
                         sliq_debs::FIELDS.join(", ")
@@ -779,7 +780,7 @@ fn text_reader(
             BatchReader::Lines(Lines::new(input, what, schema, text, live))
         }
         Format::Parquet => {
-            return Err(SourceError::Options(format!(
+            return Err(SourceError::Unreadable(format!(
                 "{what}: format = 'parquet' reads files (path = '…')"
             )));
         }
@@ -955,7 +956,7 @@ impl Iterator for BatchReader {
                 }
                 Some(
                     project(&batch, schema, projection)
-                        .map_err(|message| SourceError::Options(format!("{what}: {message}"))),
+                        .map_err(|message| SourceError::Unreadable(format!("{what}: {message}"))),
                 )
             }
         }

@@ -223,7 +223,7 @@ impl Lines {
                 };
                 match made {
                     Ok(decoder) => empty.insert(decoder),
-                    Err(e) => return Err(SourceError::Options(format!("{}: {e}", self.what))),
+                    Err(e) => return Err(SourceError::Unreadable(format!("{}: {e}", self.what))),
                 }
             }
         };
@@ -561,7 +561,7 @@ impl Lines {
         }
         arrow_select::concat::concat_batches(&self.schema, &good)
             .map(Some)
-            .map_err(|e| SourceError::Options(e.to_string()))
+            .map_err(|e| SourceError::Unreadable(e.to_string()))
     }
 
     /// Whether the followed file is now shorter than what was read of it;

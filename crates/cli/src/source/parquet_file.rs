@@ -65,7 +65,7 @@ pub(super) fn open(
                 .iter()
                 .map(|f| f.name().as_str())
                 .collect();
-            SourceError::Options(format!(
+            SourceError::Unreadable(format!(
                 "{what} has no column {}; its columns are {}",
                 missing
                     .iter()
