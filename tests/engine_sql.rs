@@ -2797,3 +2797,32 @@ fn the_rows_before_the_current_one_are_a_window_over_lag() {
         [None, None, Some(1.0), Some(3.0), Some(5.0), Some(7.0)]
     );
 }
+
+#[test]
+fn the_first_mistake_in_the_text_is_the_one_named() {
+    // WHERE and GROUP BY are planned before the SELECT list; an unknown
+    // column written before them is still the error the query gets.
+    let (engine, _s) = engine_with_s();
+    for (sql, message) in [
+        (
+            "SELECT nope, max(v) OVER (ROWS 2 PRECEDING) FROM s GROUP BY nope",
+            "unknown column 'nope' in stream 's'; its columns are ts, key, v at line 1, column 8",
+        ),
+        (
+            "SELECT key, vv FROM s WHERE v > 'x'",
+            "unknown column 'vv' in stream 's'; did you mean 'v'? at line 1, column 13",
+        ),
+        // Two unknown columns: the first in the text.
+        (
+            "SELECT key, vv FROM s WHERE nope > 1",
+            "unknown column 'vv' in stream 's'; did you mean 'v'? at line 1, column 13",
+        ),
+        (
+            "SELECT key FROM s WHERE nope > 1",
+            "unknown column 'nope' in stream 's'; its columns are ts, key, v at line 1, column 25",
+        ),
+    ] {
+        let err = engine.query(sql).unwrap_err().to_string();
+        assert_eq!(err.lines().next(), Some(message), "{sql}");
+    }
+}

@@ -4,8 +4,9 @@ use std::fmt;
 
 use sliq_aggregates::AggregateError;
 
-/// A position in the query text (1-based line and column).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A position in the query text (1-based line and column); positions
+/// order as the text does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Location {
     /// Line, from 1.
     pub line: u64,

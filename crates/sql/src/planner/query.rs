@@ -2,6 +2,7 @@
 //! items, the `WITH` queries in scope, and its output schema.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
@@ -12,7 +13,7 @@ use sqlparser::ast::{self, GroupByExpr, SelectItem, SelectItemQualifiedWildcardK
 use super::aggregate::{AggregatePlanner, output_arrow_type};
 use super::object_name;
 use super::source::Source;
-use crate::error::{SqlError, SqlErrorKind};
+use crate::error::{Location, SqlError, SqlErrorKind};
 use crate::expr::{ExprConverter, Place, df_schema, location_of, span_location};
 use crate::plan::{AggregateCall, Catalog, QueryPlan, aggregate_column};
 
@@ -202,9 +203,17 @@ pub(super) fn plan_query_in<'q>(
     }
     .with_catalog(catalog);
 
+    // WHERE and GROUP BY are planned before the SELECT list, which comes
+    // first in the text: an unknown column there is the first mistake.
+    let first_mistake = |err: SqlError| match err.location() {
+        Some(at) => unknown_column_before(&converter, &select.projection, at).unwrap_or(err),
+        None => err,
+    };
     let filter = match &select.selection {
         Some(w) => {
-            let e = converter.convert_in(w, Place::Where)?;
+            let e = converter
+                .convert_in(w, Place::Where)
+                .map_err(first_mistake)?;
             Some(
                 converter
                     .cast_to(e, &DataType::Boolean)
@@ -218,7 +227,8 @@ pub(super) fn plan_query_in<'q>(
     let group_keys = group_by
         .iter()
         .map(|e| converter.convert_in(e, Place::GroupBy))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(first_mistake)?;
     let group_names: Vec<String> = group_by.iter().map(|e| e.to_string()).collect();
 
     let named_windows: HashMap<String, &ast::NamedWindowExpr> = select
@@ -291,6 +301,37 @@ pub(super) fn plan_query_in<'q>(
         outputs,
         output_schema,
         limit,
+    })
+}
+
+/// The first column name in `projection`, before `at` in the text, that the
+/// query's input does not have: its error, as the SELECT list would give it.
+fn unknown_column_before(
+    converter: &ExprConverter<'_>,
+    projection: &[SelectItem],
+    at: Location,
+) -> Option<SqlError> {
+    projection.iter().find_map(|item| {
+        let mut found = None;
+        let _ = ast::visit_expressions(item, |e| {
+            let name = matches!(
+                e,
+                ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)
+            );
+            if name
+                && location_of(e).is_some_and(|here| here < at)
+                && let Err(err) = converter.convert_in(e, Place::Values)
+                && matches!(
+                    err.kind(),
+                    SqlErrorKind::UnknownColumn { .. } | SqlErrorKind::UnknownStream { .. }
+                )
+            {
+                found = Some(err);
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        });
+        found
     })
 }
 
