@@ -204,7 +204,8 @@ pub(super) fn plan_query_in<'q>(
     .with_catalog(catalog);
 
     // WHERE and GROUP BY are planned before the SELECT list, which comes
-    // first in the text: an unknown column there is the first mistake.
+    // first in the text: an unknown column written in the SELECT list
+    // before their error is the query's first mistake.
     let first_mistake = |err: SqlError| match err.location() {
         Some(at) => unknown_column_before(&converter, &select.projection, at).unwrap_or(err),
         None => err,
@@ -318,6 +319,7 @@ fn unknown_column_before(
                 e,
                 ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)
             );
+            // A name converts alone (the place only words refused calls).
             if name
                 && location_of(e).is_some_and(|here| here < at)
                 && let Err(err) = converter.convert_in(e, Place::Values)
