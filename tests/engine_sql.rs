@@ -1967,7 +1967,7 @@ fn an_expression_that_fails_whatever_the_rows_is_refused() {
     let plan = engine
         .explain("SELECT ts FROM s WHERE v > 1 + 2 * 3")
         .unwrap();
-    assert!(plan.contains("Filter: v > Float64(7)"), "{plan}");
+    assert!(plan.contains("Filter: v > 7\n"), "{plan}");
     // Floats follow IEEE 754, as on the rows.
     let q = engine.query("SELECT 1.0 / 0 AS inf FROM s").unwrap();
     s.push(batch(&[(1, Some("a"), Some(1.0))])).unwrap();

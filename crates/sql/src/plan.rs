@@ -8,6 +8,7 @@ use datafusion_expr::Expr;
 use sliq_aggregates::{OutputType, ResolvedAggregate, ValueType};
 
 use crate::error::{Location, SqlError, SqlErrorKind};
+use crate::expr::sql_text;
 
 /// How far back a window reaches from the current row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -250,7 +251,7 @@ impl QueryPlan {
             }
         }
         if let Some(filter) = &self.filter {
-            out.push_str(&format!("  Filter: {filter}\n"));
+            out.push_str(&format!("  Filter: {}\n", sql_text(filter)));
         }
         for (i, w) in self.windows.iter().enumerate() {
             let keys = if w.key_names.is_empty() {
@@ -293,7 +294,7 @@ impl QueryPlan {
             }
         }
         if let Some(q) = &self.qualify {
-            out.push_str(&format!("  Qualify: {q}\n"));
+            out.push_str(&format!("  Qualify: {}\n", sql_text(q)));
         }
         out.push_str(&format!("  Output: {}\n", schema_text(&self.output_schema)));
         if let Some(n) = self.limit {

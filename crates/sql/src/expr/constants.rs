@@ -10,6 +10,7 @@ use datafusion_expr::expr::Cast;
 use datafusion_expr::{Expr, Operator};
 use sqlparser::ast::Value;
 
+use super::sql_text::sql_text;
 use crate::error::SqlError;
 use crate::types::sql_type_name;
 
@@ -74,14 +75,9 @@ fn whole_decimal(n: &str) -> Option<ScalarValue> {
     ))
 }
 
-/// `e` as a query would write it: a constant as its SQL literal (`5`,
-/// `'a'`), anything else as DataFusion shows it.
+/// `e` as a query would write it (see [`sql_text`]).
 pub(super) fn shown(e: &Expr) -> String {
-    match e {
-        Expr::Literal(v, _) if v.data_type().is_string() => format!("'{v}'"),
-        Expr::Literal(v, _) => v.to_string(),
-        other => other.to_string(),
-    }
+    sql_text(e)
 }
 
 /// A cast of a constant, made now: one that fails (`v > 'a'` for a DOUBLE

@@ -21,6 +21,7 @@ use crate::types::{arrow_type, sql_type_name};
 
 mod constants;
 mod functions;
+mod sql_text;
 
 use constants::{cast_constant, check_regex, constant_arithmetic, refused_constant, shown};
 pub use constants::{literal, negative_literal};
@@ -28,6 +29,7 @@ pub use functions::{
     FunctionInfo, builtin_functions, like, over_scalar_function, scalar_function, unknown_function,
 };
 use functions::{is_clock_function, is_scalar_call};
+pub use sql_text::sql_text;
 
 /// The location of an AST node's start, when sqlparser knows it.
 pub fn location_of(node: &impl Spanned) -> Option<Location> {
