@@ -17,7 +17,8 @@ pub fn sql_text(e: &Expr) -> String {
         Expr::Column(c) => c.name.clone(),
         Expr::Alias(alias) => sql_text(&alias.expr),
         Expr::BinaryExpr(b) => binary_text(b),
-        Expr::Not(x) => format!("NOT {}", operand(x, Operator::And.precedence())),
+        // NOT binds less tightly than comparisons, more than AND.
+        Expr::Not(x) => format!("NOT {}", operand(x, Operator::And.precedence() + 1)),
         Expr::Negative(x) => format!("-{}", operand(x, u8::MAX)),
         Expr::IsNull(x) => format!("{} IS NULL", operand(x, u8::MAX)),
         Expr::IsNotNull(x) => format!("{} IS NOT NULL", operand(x, u8::MAX)),
@@ -144,24 +145,31 @@ fn binary_text(b: &BinaryExpr) -> String {
     )
 }
 
-/// `e` as an operand of an operator of `precedence`: in parentheses when
-/// it is an operation that binds less tightly than that.
+/// `e` as an operand of an operator of `precedence` (`u8::MAX` for the
+/// operand of `IS NULL`, `BETWEEN` and the like): in parentheses when it is
+/// an operation that binds less tightly than that. `NOT`, `BETWEEN`,
+/// `LIKE`, `IN` and `IS …` are put in parentheses wherever they stand
+/// inside anything but `AND` and `OR`, which is always read right.
 fn operand(e: &Expr, precedence: u8) -> String {
-    match e {
-        Expr::BinaryExpr(b) if b.op.precedence() < precedence => {
-            format!("({})", binary_text(b))
-        }
+    let enclosed = match e {
+        Expr::BinaryExpr(b) => b.op.precedence() < precedence,
         Expr::Not(_)
         | Expr::Between(_)
         | Expr::Like(_)
         | Expr::InList(_)
         | Expr::IsNull(_)
         | Expr::IsNotNull(_)
-            if precedence == u8::MAX =>
-        {
-            format!("({})", sql_text(e))
-        }
-        other => sql_text(other),
+        | Expr::IsTrue(_)
+        | Expr::IsFalse(_)
+        | Expr::IsUnknown(_)
+        | Expr::IsNotTrue(_)
+        | Expr::IsNotFalse(_)
+        | Expr::IsNotUnknown(_) => precedence > Operator::And.precedence(),
+        _ => false,
+    };
+    match enclosed {
+        true => format!("({})", sql_text(e)),
+        false => sql_text(e),
     }
 }
 
@@ -202,6 +210,13 @@ mod tests {
             ),
             (!col("k").like(lit("a%")), "k NOT LIKE 'a%'"),
             (Expr::Not(Box::new(col("a").or(col("b")))), "NOT (a OR b)"),
+            (Expr::Not(Box::new(col("a").and(col("b")))), "NOT (a AND b)"),
+            (
+                Expr::Not(Box::new(col("a"))).and(col("b").gt(lit(1i64))),
+                "NOT a AND b > 1",
+            ),
+            (Expr::Not(Box::new(col("a"))).eq(col("b")), "(NOT a) = b"),
+            (col("a").is_null().eq(lit(true)), "(a IS NULL) = TRUE"),
             (col("k").is_null().or(lit(true)), "k IS NULL OR TRUE"),
             (lit(ScalarValue::Utf8(None)), "NULL"),
             (
