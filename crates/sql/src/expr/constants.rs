@@ -75,11 +75,6 @@ fn whole_decimal(n: &str) -> Option<ScalarValue> {
     ))
 }
 
-/// `e` as a query would write it (see [`sql_text`]).
-pub(super) fn shown(e: &Expr) -> String {
-    sql_text(e)
-}
-
 /// A cast of a constant, made now: one that fails (`v > 'a'` for a DOUBLE
 /// `v`) is an error of the query, as in PostgreSQL and DuckDB, rather than
 /// a NULL for every row it meets. Any other expression is left as it is.
@@ -95,7 +90,7 @@ pub(super) fn cast_constant(e: Expr) -> Result<Expr, SqlError> {
         Ok(cast) => Ok(Expr::Literal(cast, metadata.clone())),
         Err(_) => Err(SqlError::plan(format!(
             "the constant {} cannot be read as {}",
-            shown(expr),
+            sql_text(expr),
             sql_type_name(data_type)
         ))),
     }

@@ -23,7 +23,7 @@ mod constants;
 mod functions;
 mod sql_text;
 
-use constants::{cast_constant, check_regex, constant_arithmetic, refused_constant, shown};
+use constants::{cast_constant, check_regex, constant_arithmetic, refused_constant};
 pub use constants::{literal, negative_literal};
 pub use functions::{
     FunctionInfo, builtin_functions, like, over_scalar_function, scalar_function, unknown_function,
@@ -770,11 +770,9 @@ impl<'a> ExprConverter<'a> {
         // 2)`); PostgreSQL and DuckDB ask for the CAST. A text constant is
         // read now, and refused now if it does not parse.
         if t.is_string() && !target.is_string() && !matches!(e, Expr::Literal(..)) {
-            let to = sql_type_name(target);
+            let (text, to) = (sql_text(&e), sql_type_name(target));
             return Err(SqlError::plan(format!(
-                "the text {} is used as a {to}: write CAST({} AS {to}) to read it as one",
-                shown(&e),
-                shown(&e)
+                "the text {text} is used as a {to}: write CAST({text} AS {to}) to read it as one"
             )));
         }
         cast_constant(Expr::Cast(Cast::new(Box::new(e), target.clone())))
