@@ -747,13 +747,15 @@ fn forward_lines(client: TcpStream, out: &Mutex<io::PipeWriter>, recorded: &Mute
             }
             line.push(b'\n');
         }
-        // Recorded under the pipe's lock, so in the pipe's order.
+        // Recorded under the pipe's lock, so in the pipe's order, and before
+        // the line goes in: the reader may read it (and ask whose it is)
+        // as soon as it is written.
         let mut out = out.lock();
+        its_line += 1;
+        recorded.lock().record(&peer, its_line);
         if out.write_all(&line).is_err() {
             return;
         }
-        its_line += 1;
-        recorded.lock().record(&peer, its_line);
     }
 }
 
