@@ -892,13 +892,36 @@ fn planning_errors_say_what_and_where() {
         err("SELECT max(v) OVER (ROWS BETWEEN 3 PRECEDING AND 1 FOLLOWING) FROM s")
             .starts_with("not supported in continuous queries: FOLLOWING")
     );
-    assert!(
-        err("SELECT sum(v) OVER (ROWS BETWEEN 3 PRECEDING AND 2 PRECEDING) FROM s").starts_with(
-            "not supported in continuous queries: frames ending before the current row; the \
-             rows 2 to 3 before it are a window over lag(x, 2): WITH d AS (SELECT *, lag(x, 2) \
-             AS prev FROM s GROUP BY key) SELECT f(prev) OVER (ROWS 1 PRECEDING) FROM d GROUP BY key"
-        )
-    );
+    // A frame that ends before it starts is pointed at where it ends.
+    for (sql, message) in [
+        (
+            "SELECT sum(v) OVER (ROWS BETWEEN 1 PRECEDING AND 3 PRECEDING) FROM s",
+            "the frame ends 3 PRECEDING, before it starts (1 PRECEDING): it would never hold a \
+             row at line 1, column 50",
+        ),
+        (
+            "SELECT sum(v) OVER (ROWS BETWEEN CURRENT ROW AND 2 PRECEDING) FROM s",
+            "the frame ends 2 PRECEDING, before it starts (CURRENT ROW): it would never hold a \
+             row at line 1, column 50",
+        ),
+        (
+            "SELECT sum(v) OVER (RANGE BETWEEN '1s' PRECEDING AND '1m' PRECEDING) FROM s",
+            "the frame ends '1m' PRECEDING, before it starts ('1s' PRECEDING): it would never \
+             hold a row at line 1, column 54",
+        ),
+        (
+            "SELECT sum(v) OVER (ROWS BETWEEN 3 PRECEDING AND UNBOUNDED PRECEDING) FROM s",
+            "a frame cannot end at UNBOUNDED PRECEDING: it would hold no row at line 1, column 8",
+        ),
+        (
+            "SELECT sum(v) OVER (RANGE BETWEEN UNBOUNDED PRECEDING AND '1s' PRECEDING) FROM s",
+            "not supported in continuous queries: RANGE BETWEEN UNBOUNDED PRECEDING AND a \
+             duration PRECEDING (a ROWS frame can end before the current row from UNBOUNDED \
+             PRECEDING) at line 1, column 8",
+        ),
+    ] {
+        assert_eq!(err(sql).lines().next(), Some(message), "{sql}");
+    }
     // Unsupported clauses are named and pointed at.
     for (sql, what, column) in [
         ("SELECT v FROM s ORDER BY v", "ORDER BY outside OVER", 26),
@@ -2780,22 +2803,101 @@ fn create_stream_errors_point_at_the_option_at_fault() {
 }
 
 #[test]
-fn the_rows_before_the_current_one_are_a_window_over_lag() {
-    // What the error for ROWS BETWEEN 3 PRECEDING AND 2 PRECEDING says to
-    // write: the sums of the two rows 2 and 3 before each row.
+fn a_frame_may_end_some_rows_or_some_time_before_the_current_row() {
     let (engine, s) = engine_with_s();
     let q = engine
         .query(
-            "WITH d AS (SELECT *, lag(v, 2) AS prev FROM s GROUP BY key) \
-             SELECT sum(prev) OVER (ROWS 1 PRECEDING) AS before FROM d GROUP BY key",
+            "SELECT key, sum(v) OVER (PARTITION BY key ROWS BETWEEN 3 PRECEDING AND 2 PRECEDING) \
+             AS before, count(*) OVER (PARTITION BY key ROWS BETWEEN 3 PRECEDING AND 2 PRECEDING) \
+             AS n, sum(v) OVER (PARTITION BY key ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) \
+             AS so_far, max(v) OVER (PARTITION BY key ORDER BY ts RANGE BETWEEN INTERVAL '10' \
+             SECOND PRECEDING AND INTERVAL '2' SECOND PRECEDING) AS peak FROM s",
         )
         .unwrap();
-    let rows: Vec<_> = (1..=6).map(|i| (i, Some("a"), Some(i as f64))).collect();
-    s.push(batch(&rows)).unwrap();
+    // Key a: a row a second, v = 1..=6; one row of key b in the middle.
+    let mut rows: Vec<_> = (1..=6)
+        .map(|i| (i * 1_000, Some("a"), Some(i as f64)))
+        .collect();
+    rows.insert(3, (3_500, Some("b"), Some(100.0)));
+    s.push(batch(&rows[..4])).unwrap();
+    s.push(batch(&rows[4..])).unwrap();
+    let out = [q.recv().unwrap(), q.recv().unwrap()];
+    let column = |name: &str| out.iter().flat_map(|b| floats(b, name)).collect::<Vec<_>>();
+    let counts: Vec<_> = out.iter().flat_map(|b| ints(b, "n")).collect();
+    // Rows 1, 2, 3, b, 4, 5, 6.
     assert_eq!(
-        floats(&q.recv().unwrap(), "before"),
-        [None, None, Some(1.0), Some(3.0), Some(5.0), Some(7.0)]
+        column("before"),
+        [None, None, Some(1.0), None, Some(3.0), Some(5.0), Some(7.0)]
     );
+    assert_eq!(counts, [0, 0, 1, 0, 2, 2, 2].map(Some));
+    assert_eq!(
+        column("so_far"),
+        [
+            None,
+            Some(1.0),
+            Some(3.0),
+            None,
+            Some(6.0),
+            Some(10.0),
+            Some(15.0)
+        ]
+    );
+    // The rows from 10 s to 2 s before: up to the row two seconds back.
+    assert_eq!(
+        column("peak"),
+        [None, None, Some(1.0), None, Some(2.0), Some(3.0), Some(4.0)]
+    );
+    let plan = engine
+        .explain(
+            "SELECT sum(v) OVER (ROWS BETWEEN 3 PRECEDING AND 2 PRECEDING), \
+             avg(v) OVER (ROWS BETWEEN 3 PRECEDING AND 2 PRECEDING), \
+             min(v) OVER (ORDER BY ts RANGE BETWEEN '1m' PRECEDING AND '10s' PRECEDING), \
+             count(v) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND 5 PRECEDING) FROM s",
+        )
+        .unwrap();
+    for line in [
+        "Window 0: keys (global), ROWS BETWEEN 3 PRECEDING AND 2 PRECEDING",
+        "Window 1: keys (global), RANGE BETWEEN '1m' PRECEDING AND '10s' PRECEDING, event time ts",
+        "Window 2: keys (global), ROWS BETWEEN UNBOUNDED PRECEDING AND 5 PRECEDING",
+        "__agg3 = count(v): monoid count(DOUBLE) -> BIGINT, a running total per key",
+    ] {
+        assert!(plan.contains(line), "{line}\n{plan}");
+    }
+    // The rows waiting outside the window keep their own: nothing shares.
+    assert!(!plan.contains("Shared:"), "{plan}");
+}
+
+#[test]
+fn a_frame_ending_before_the_current_row_equals_a_window_over_lag() {
+    // ROWS BETWEEN 3 PRECEDING AND 2 PRECEDING is a window of 2 rows over
+    // lag(v, 2): the same results, NULLs and all.
+    let (engine, s) = engine_with_s();
+    let direct = engine
+        .query(
+            "SELECT sum(v) OVER (ROWS BETWEEN 3 PRECEDING AND 2 PRECEDING) AS r FROM s \
+             GROUP BY key",
+        )
+        .unwrap();
+    let over_lag = engine
+        .query(
+            "WITH d AS (SELECT *, lag(v, 2) AS prev FROM s GROUP BY key) \
+             SELECT sum(prev) OVER (ROWS 1 PRECEDING) AS r FROM d GROUP BY key",
+        )
+        .unwrap();
+    let rows: Vec<_> = (1..=40)
+        .map(|i: i64| {
+            let key = ["a", "b", "c"][(i * 7 % 3) as usize];
+            let v = (i % 5 != 0).then_some((i * 13 % 11) as f64);
+            (i, Some(key), v)
+        })
+        .collect();
+    for chunk in rows.chunks(7) {
+        s.push(batch(chunk)).unwrap();
+        assert_eq!(
+            floats(&direct.recv().unwrap(), "r"),
+            floats(&over_lag.recv().unwrap(), "r")
+        );
+    }
 }
 
 #[test]

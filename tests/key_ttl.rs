@@ -13,12 +13,16 @@ use sliq::{EngineError, StreamOptions};
 
 /// Aggregates of every kind of per-key state: a shared window (`sum`,
 /// `max`, `min` and `max` over strings, one DABA Lite per key), a window of
-/// its own (`lag`), a RANGE frame's time deque (`count(*)`), and a running
-/// total (`row_number`).
+/// its own (`lag`), a RANGE frame's time deque (`count(*)`), a running
+/// total (`row_number`), and frames ending before the current row (rows
+/// waiting outside a window, a running total, and a time deque).
 const EVERY_STATE: &str = "SELECT key, \
      sum(v) OVER w AS s, max(v) OVER w AS m, min(key) OVER w AS lo, max(key) OVER w AS hi, \
      lag(v) OVER (ROWS 1 PRECEDING) AS prev, count(*) OVER (RANGE '1h') AS n, \
-     row_number() OVER (PARTITION BY key) AS r \
+     row_number() OVER (PARTITION BY key) AS r, \
+     avg(v) OVER (ROWS BETWEEN 5 PRECEDING AND 2 PRECEDING) AS before, \
+     sum(v) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS so_far, \
+     count(*) OVER (RANGE BETWEEN '1h' PRECEDING AND '1s' PRECEDING) AS earlier \
      FROM s GROUP BY key WINDOW w AS (ROWS 100 PRECEDING)";
 
 fn with_ttl(ttl: Option<Duration>) -> StreamOptions {
@@ -70,6 +74,9 @@ fn an_idle_key_is_forgotten_and_comes_back_empty() {
     assert_eq!(floats(kept, "prev"), [Some(3.0)]);
     assert_eq!(ints(kept, "n"), [Some(4)]);
     assert_eq!(ints(kept, "r"), [Some(4)]);
+    assert_eq!(floats(kept, "before"), [Some(1.5)]);
+    assert_eq!(floats(kept, "so_far"), [Some(6.0)]);
+    assert_eq!(ints(kept, "earlier"), [Some(3)]);
     // With one, it starts afresh in every kind of state.
     assert_eq!(floats(forgot, "s"), [Some(7.0)]);
     assert_eq!(floats(forgot, "m"), [Some(7.0)]);
@@ -77,6 +84,9 @@ fn an_idle_key_is_forgotten_and_comes_back_empty() {
     assert_eq!(floats(forgot, "prev"), [None]);
     assert_eq!(ints(forgot, "n"), [Some(1)]);
     assert_eq!(ints(forgot, "r"), [Some(1)]);
+    assert_eq!(floats(forgot, "before"), [None]);
+    assert_eq!(floats(forgot, "so_far"), [None]);
+    assert_eq!(ints(forgot, "earlier"), [Some(0)]);
     assert!(stats.forgotten_keys >= 1, "{stats:?}");
 }
 
@@ -243,7 +253,12 @@ fn batches_of(rows: &[(i64, Option<&str>, Option<f64>)], cuts: &[usize]) -> Vec<
 const AGGREGATES: &str = "SELECT \
      sum(v) OVER w AS s, max(v) OVER w AS m, min(v) OVER w AS lo, \
      lag(v) OVER (ROWS 1 PRECEDING) AS prev, count(*) OVER (RANGE '300ms') AS n, \
-     max(v) OVER (RANGE '250ms') AS mr, row_number() OVER (PARTITION BY key) AS r \
+     max(v) OVER (RANGE '250ms') AS mr, row_number() OVER (PARTITION BY key) AS r, \
+     sum(v) OVER (ROWS BETWEEN 4 PRECEDING AND 2 PRECEDING) AS rb, \
+     count(*) OVER (ROWS BETWEEN 4 PRECEDING AND 2 PRECEDING) AS cb, \
+     sum(v) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS ub, \
+     max(v) OVER (RANGE BETWEEN '300ms' PRECEDING AND '100ms' PRECEDING) AS mb, \
+     count(*) OVER (RANGE BETWEEN '300ms' PRECEDING AND '100ms' PRECEDING) AS nb \
      FROM s WHERE v > -40 GROUP BY key WINDOW w AS (ROWS 3 PRECEDING)";
 
 proptest! {

@@ -11,19 +11,30 @@ use common::{batch, floats, schema};
 use proptest::prelude::*;
 use sliq::{Engine, StreamOptions, WindowAlgorithm};
 
+/// A frame from its start to its end before the current row (0: the
+/// current row), in rows or milliseconds.
 #[derive(Clone, Debug)]
 enum FrameSpec {
-    Rows(u64),
-    Range(i64),
-    Unbounded,
+    Rows(u64, u64),
+    Range(i64, i64),
+    Unbounded(u64),
 }
 
 impl FrameSpec {
     fn sql(&self) -> String {
+        let end = |k: u64| match k {
+            0 => "CURRENT ROW".to_string(),
+            k => format!("{k} PRECEDING"),
+        };
         match self {
-            FrameSpec::Rows(n) => format!("ROWS {n} PRECEDING"),
-            FrameSpec::Range(ms) => format!("RANGE BETWEEN {ms} PRECEDING AND CURRENT ROW"),
-            FrameSpec::Unbounded => "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW".into(),
+            FrameSpec::Rows(n, 0) => format!("ROWS {n} PRECEDING"),
+            FrameSpec::Rows(n, k) => format!("ROWS BETWEEN {n} PRECEDING AND {k} PRECEDING"),
+            FrameSpec::Range(ms, e) => {
+                format!("RANGE BETWEEN {ms} PRECEDING AND {}", end(*e as u64))
+            }
+            FrameSpec::Unbounded(k) => {
+                format!("ROWS BETWEEN UNBOUNDED PRECEDING AND {}", end(*k))
+            }
         }
     }
 }
@@ -92,34 +103,36 @@ fn expected(
         let same_key: Vec<&(Option<&str>, i64, Option<f64>)> =
             history.iter().filter(|(k, _, _)| *k == key).collect();
         let result = match frame {
-            FrameSpec::Range(width) => {
+            FrameSpec::Range(width, end) => {
                 let newest = same_key.iter().map(|(_, t, _)| *t).max();
                 if newest.is_some_and(|n| ts < n) {
                     None // late: NULL, and it joins no window
                 } else {
-                    let mut window: Vec<Option<f64>> = same_key
+                    history.push((key, ts, v));
+                    let window: Vec<Option<f64>> = history
                         .iter()
-                        .filter(|(_, t, _)| *t >= ts - width)
+                        .filter(|(k, t, _)| *k == key && (ts - width..=ts - end).contains(t))
                         .map(|(_, _, v)| *v)
                         .collect();
-                    window.push(v);
-                    history.push((key, ts, v));
                     aggregate(&window)
                 }
             }
-            FrameSpec::Rows(n) => {
-                let mut window: Vec<Option<f64>> = same_key.iter().map(|(_, _, v)| *v).collect();
-                window.push(v);
-                let keep = (*n as usize + 1).min(window.len());
-                let window = &window[window.len() - keep..];
+            FrameSpec::Rows(_, end) | FrameSpec::Unbounded(end) => {
+                // The key's rows so far, this one last: the frame is the
+                // `n`-th to the `end`-th before it (all, when unbounded).
+                let mut all: Vec<Option<f64>> = same_key.iter().map(|(_, _, v)| *v).collect();
+                all.push(v);
                 history.push((key, ts, v));
+                let last = all.len() - 1;
+                let n = match frame {
+                    FrameSpec::Rows(n, _) => *n as usize,
+                    _ => last,
+                };
+                let window = match last.checked_sub(*end as usize) {
+                    Some(youngest) => &all[last.saturating_sub(n)..=youngest],
+                    None => &[][..],
+                };
                 aggregate(window)
-            }
-            FrameSpec::Unbounded => {
-                let mut window: Vec<Option<f64>> = same_key.iter().map(|(_, _, v)| *v).collect();
-                window.push(v);
-                history.push((key, ts, v));
-                aggregate(&window)
             }
         };
         out.push(result);
@@ -158,11 +171,19 @@ fn rows() -> impl Strategy<Value = Vec<Row>> {
     timed_rows(key, 7, 0..120)
 }
 
+/// Frames ending at the current row, and some ending before it.
 fn frame() -> impl Strategy<Value = FrameSpec> {
     prop_oneof![
-        (0u64..6).prop_map(FrameSpec::Rows),
-        (0i64..25).prop_map(FrameSpec::Range),
-        Just(FrameSpec::Unbounded),
+        (0u64..6).prop_map(|n| FrameSpec::Rows(n, 0)),
+        (0i64..25).prop_map(|ms| FrameSpec::Range(ms, 0)),
+        Just(FrameSpec::Unbounded(0)),
+        (1u64..6)
+            .prop_flat_map(|n| (Just(n), 1..=n))
+            .prop_map(|(n, k)| FrameSpec::Rows(n, k)),
+        (1i64..25)
+            .prop_flat_map(|ms| (Just(ms), 1..=ms))
+            .prop_map(|(ms, e)| FrameSpec::Range(ms, e)),
+        (1u64..4).prop_map(FrameSpec::Unbounded),
     ]
 }
 

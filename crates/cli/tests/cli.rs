@@ -528,6 +528,24 @@ fn aggregate_filters_lag_and_row_number_through_the_binary() {
 }
 
 #[test]
+fn frames_ending_before_the_current_row_through_the_binary() {
+    let out = csv_script(
+        "before.csv",
+        SMALL,
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}', event_time = 'ts'); \
+         SELECT ts, sum(v) OVER w AS before, count(*) OVER w AS n, \
+         max(v) OVER (RANGE BETWEEN '3ms' PRECEDING AND '2ms' PRECEDING) AS m \
+         FROM s GROUP BY k WINDOW w AS (ROWS BETWEEN 2 PRECEDING AND 1 PRECEDING);",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Key a: 1 at 1 ms, 5 at 2 ms, NULL at 4 ms, 7 at 5 ms, 0 at 6 ms.
+    assert_eq!(
+        stdout(&out),
+        "ts,before,n,m\n1,,0,\n2,1.0,1,\n3,,0,\n4,6.0,2,5.0\n5,5.0,2,5.0\n6,7.0,2,\n"
+    );
+}
+
+#[test]
 fn qualify_prints_only_alarm_rows() {
     let out = csv_script(
         "alarm.csv",

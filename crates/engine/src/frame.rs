@@ -1,7 +1,8 @@
 //! The frame pass: for each row of a batch, how many of its key's oldest
-//! rows leave the window, and whether the row is late — computed once per
-//! window group and shared by all its aggregates — and the order in which
-//! the group's windows visit the rows.
+//! rows leave the window (and, for a frame ending before the current row,
+//! how many waiting rows enter it), and whether the row is late — computed
+//! once per window group and shared by all its aggregates — and the order in
+//! which the group's windows visit the rows.
 
 use std::sync::Arc;
 
@@ -35,6 +36,7 @@ const GROUP_MIN_KEYS: usize = 16;
 /// fills (see [`FramePass`]).
 struct FrameOut<'a> {
     evictions: &'a mut Vec<u32>,
+    admissions: &'a mut Vec<u32>,
     lengths: &'a mut Vec<u64>,
     count_rows: bool,
     late: &'a mut Vec<bool>,
@@ -72,7 +74,17 @@ pub struct FramePass {
     /// Rows to evict from the key's window after inserting this row; for
     /// an unbounded frame, which evicts nothing, non-zero when the key
     /// starts afresh (`key_ttl`) and its running total with it.
+    ///
+    /// For a frame ending before the current row, a key's rows are its
+    /// window's and then the rows waiting to enter it, oldest first: the
+    /// row goes in last, the `admissions` oldest waiting rows enter the
+    /// window, and then the `evictions` oldest rows leave (the window's, and
+    /// the waiting ones only when the key starts afresh).
     pub evictions: Vec<u32>,
+    /// Waiting rows that enter the key's window at this row (frames ending
+    /// before the current row only; empty otherwise). Never non-zero on a
+    /// row whose key starts afresh: only that row is left waiting then.
+    pub admissions: Vec<u32>,
     /// Rows in the key's window once this row is in (0 for a late row):
     /// `count(*)` over the frame. Filled only when `count_rows` is set.
     pub lengths: Vec<u64>,
@@ -97,6 +109,7 @@ impl FramePass {
             key_slots: Vec::new(),
             keys: Vec::new(),
             evictions: Vec::new(),
+            admissions: Vec::new(),
             lengths: Vec::new(),
             count_rows,
             late: Vec::new(),
@@ -194,15 +207,28 @@ impl FramePass {
 
 /// Per-key frame state of a window group.
 pub enum FrameState {
-    /// `ROWS n PRECEDING`: rows held per key (at most n + 1).
-    Rows { preceding: u64, held: Vec<u64> },
+    /// `ROWS BETWEEN n PRECEDING AND k PRECEDING` (`k = waiting`, 0 for
+    /// the current row; `n = u64::MAX` for `UNBOUNDED PRECEDING`): rows
+    /// held per key (at most n + 1), of which the latest `k` wait outside
+    /// the window.
+    Rows {
+        preceding: u64,
+        waiting: u64,
+        held: Vec<u64>,
+    },
     /// `RANGE d PRECEDING`: the event times held per key.
     Range {
         width: i64,
         times: Vec<ChunkedDeque<i64>>,
     },
-    /// Every row stays: rows so far per key.
-    Unbounded { held: Vec<u64> },
+    /// `RANGE BETWEEN start PRECEDING AND end PRECEDING`: per key, the
+    /// event times in the window (`≥ t − start`) and those waiting to enter
+    /// it (`> t − end`), where `t` is the key's newest.
+    RangeBefore {
+        start: i64,
+        end: i64,
+        times: Vec<(ChunkedDeque<i64>, ChunkedDeque<i64>)>,
+    },
 }
 
 /// A row that arrived below its key's newest event time.
@@ -218,28 +244,38 @@ pub struct Late {
 impl FrameState {
     /// Empty state for `frame`.
     pub fn new(frame: Frame) -> Self {
+        let rows = |preceding, waiting| FrameState::Rows {
+            preceding,
+            waiting,
+            held: Vec::new(),
+        };
         match frame {
-            Frame::Rows(n) => FrameState::Rows {
-                preceding: n,
-                held: Vec::new(),
-            },
+            Frame::Rows(n) => rows(n, 0),
+            Frame::RowsBefore { start, end } => rows(start, end),
             Frame::Range(ms) => FrameState::Range {
                 width: ms,
                 times: Vec::new(),
             },
-            Frame::Unbounded => FrameState::Unbounded { held: Vec::new() },
+            Frame::RangeBefore { start, end } => FrameState::RangeBefore {
+                start,
+                end,
+                times: Vec::new(),
+            },
+            // No row leaves by age; a key that starts afresh evicts its
+            // rows so far (at least one), which restarts a running total.
+            Frame::Unbounded => rows(u64::MAX, 0),
+            Frame::UnboundedBefore(end) => rows(u64::MAX, end),
         }
     }
 
     fn grow(&mut self, keys: usize) {
         match self {
-            FrameState::Rows { held, .. } | FrameState::Unbounded { held } => {
-                held.resize(keys.max(held.len()), 0)
-            }
+            FrameState::Rows { held, .. } => held.resize(keys.max(held.len()), 0),
             FrameState::Range { times, .. } => {
-                while times.len() < keys {
-                    times.push(ChunkedDeque::new());
-                }
+                times.resize_with(keys.max(times.len()), ChunkedDeque::new)
+            }
+            FrameState::RangeBefore { times, .. } => {
+                times.resize_with(keys.max(times.len()), Default::default)
             }
         }
     }
@@ -248,7 +284,7 @@ impl FrameState {
     pub fn forget(&mut self, key: u32) {
         let key = key as usize;
         match self {
-            FrameState::Rows { held, .. } | FrameState::Unbounded { held } => {
+            FrameState::Rows { held, .. } => {
                 if let Some(h) = held.get_mut(key) {
                     *h = 0;
                 }
@@ -258,6 +294,23 @@ impl FrameState {
                     *t = ChunkedDeque::new();
                 }
             }
+            FrameState::RangeBefore { times, .. } => {
+                if let Some(t) = times.get_mut(key) {
+                    *t = Default::default();
+                }
+            }
+        }
+    }
+
+    /// Key `key`'s newest event time, if it holds a row (RANGE frames).
+    fn newest(&self, key: u32) -> Option<i64> {
+        match self {
+            FrameState::Range { times, .. } => times.get(key as usize)?.back().copied(),
+            FrameState::RangeBefore { times, .. } => {
+                let (window, waiting) = times.get(key as usize)?;
+                waiting.back().or(window.back()).copied()
+            }
+            FrameState::Rows { .. } => None,
         }
     }
 
@@ -270,7 +323,12 @@ impl FrameState {
         times: Option<&[Option<i64>]>,
         restarts: Option<&[bool]>,
     ) -> Vec<Late> {
-        let (FrameState::Range { times: held, .. }, Some(event_times)) = (self, times) else {
+        let Some(event_times) = times.filter(|_| {
+            matches!(
+                self,
+                FrameState::Range { .. } | FrameState::RangeBefore { .. }
+            )
+        }) else {
             return Vec::new();
         };
         let mut newest: hashbrown::HashMap<u32, i64> = hashbrown::HashMap::new();
@@ -279,10 +337,7 @@ impl FrameState {
             let restarts = t.is_some() && restarts.is_some_and(|r| r[row]);
             let known = match restarts {
                 true => None,
-                false => newest
-                    .get(&key)
-                    .copied()
-                    .or_else(|| held.get(key as usize).and_then(|d| d.back().copied())),
+                false => newest.get(&key).copied().or_else(|| self.newest(key)),
             };
             match (t, known) {
                 (Some(t), Some(n)) if *t < n => late.push(Late {
@@ -319,6 +374,7 @@ impl FrameState {
         self.grow(keys);
         out.set_order(key_ids, keys);
         out.evictions.clear();
+        out.admissions.clear();
         out.lengths.clear();
         out.late.clear();
         out.late_count = 0;
@@ -329,6 +385,7 @@ impl FrameState {
         let visit_keys = &out.keys;
         let out = FrameOut {
             evictions: &mut out.evictions,
+            admissions: &mut out.admissions,
             lengths: &mut out.lengths,
             count_rows: out.count_rows,
             late: &mut out.late,
@@ -357,28 +414,32 @@ impl FrameState {
     ) {
         let FrameOut {
             evictions,
+            admissions,
             lengths,
             count_rows,
             late,
             late_count,
         } = out;
         match self {
-            FrameState::Rows { preceding, held } => {
-                let cap = preceding.saturating_add(1);
-                for (i, &key) in visit_keys.iter().enumerate() {
-                    let h = &mut held[key as usize];
-                    if restarts_at(i) {
-                        // A window of 2^32 rows would take 32 GiB or more.
-                        let held_rows = std::mem::replace(h, 1);
-                        evictions.push(u32::try_from(held_rows).unwrap_or(u32::MAX));
-                    } else if *h < cap {
-                        *h += 1;
-                        evictions.push(0);
-                    } else {
-                        evictions.push(1);
+            FrameState::Rows {
+                preceding,
+                waiting,
+                held,
+            } => {
+                let rows = RowsPass {
+                    cap: preceding.saturating_add(1),
+                    waiting: *waiting,
+                    held,
+                    count_rows,
+                };
+                // Two copies of the loop: frames ending at the current row
+                // test nothing more per row than before the others existed.
+                match rows.waiting {
+                    0 => {
+                        rows.visit::<false>(visit_keys, evictions, admissions, lengths, restarts_at)
                     }
-                    if count_rows {
-                        lengths.push(*h);
+                    _ => {
+                        rows.visit::<true>(visit_keys, evictions, admissions, lengths, restarts_at)
                     }
                 }
                 late.resize(visit_keys.len(), false);
@@ -428,21 +489,107 @@ impl FrameState {
                     }
                 }
             }
-            FrameState::Unbounded { held } => {
+            FrameState::RangeBefore {
+                start,
+                end,
+                times: held,
+            } => {
+                let event_times = times.unwrap_or(&[]);
                 for (i, &key) in visit_keys.iter().enumerate() {
-                    let h = &mut held[key as usize];
-                    if restarts_at(i) {
-                        *h = 1;
-                        evictions.push(1);
-                    } else {
-                        *h += 1;
-                        evictions.push(0);
-                    }
-                    if count_rows {
-                        lengths.push(*h);
+                    let (window, waiting) = &mut held[key as usize];
+                    let row = order.get(i).map_or(i, |&row| row as usize);
+                    let t = event_times.get(row).copied().flatten();
+                    // A restarting key's rows all leave; then none is late.
+                    let forgotten = match t.is_some() && restarts_at(i) {
+                        true => {
+                            let rows = std::mem::take(window).len() + std::mem::take(waiting).len();
+                            u32::try_from(rows).unwrap_or(u32::MAX)
+                        }
+                        false => 0,
+                    };
+                    let newest = waiting.back().or(window.back()).copied();
+                    match t {
+                        Some(t) if newest.is_none_or(|newest| t >= newest) => {
+                            waiting.push_back(t);
+                            let (admit_to, keep_from) =
+                                (t.saturating_sub(*end), t.saturating_sub(*start));
+                            let mut admitted = 0;
+                            while let Some(&oldest) = waiting.front().filter(|&&o| o <= admit_to) {
+                                waiting.pop_front();
+                                window.push_back(oldest);
+                                admitted += 1;
+                            }
+                            let mut evicted = forgotten;
+                            while window.front().is_some_and(|&oldest| oldest < keep_from) {
+                                window.pop_front();
+                                evicted += 1;
+                            }
+                            debug_assert!(waiting.front().is_none_or(|&o| o >= keep_from));
+                            evictions.push(evicted);
+                            admissions.push(admitted);
+                            if count_rows {
+                                lengths.push(window.len() as u64);
+                            }
+                            late.push(false);
+                        }
+                        _ => {
+                            evictions.push(0);
+                            admissions.push(0);
+                            if count_rows {
+                                lengths.push(0);
+                            }
+                            late.push(true);
+                            *late_count += 1;
+                        }
                     }
                 }
-                late.resize(visit_keys.len(), false);
+            }
+        }
+    }
+}
+
+/// The per-row loop of a ROWS frame (an unbounded one has no cap).
+struct RowsPass<'a> {
+    /// Rows a key holds at most: its window's and the waiting ones.
+    cap: u64,
+    /// Rows that wait outside the window (0: the frame ends at the row).
+    waiting: u64,
+    held: &'a mut [u64],
+    count_rows: bool,
+}
+
+impl RowsPass<'_> {
+    /// `DELAYED` when rows wait (`waiting > 0`): then each row's admissions
+    /// are pushed too.
+    fn visit<const DELAYED: bool>(
+        self,
+        visit_keys: &[u32],
+        evictions: &mut Vec<u32>,
+        admissions: &mut Vec<u32>,
+        lengths: &mut Vec<u64>,
+        restarts_at: impl Fn(usize) -> bool,
+    ) {
+        debug_assert_eq!(DELAYED, self.waiting > 0);
+        for (i, &key) in visit_keys.iter().enumerate() {
+            let h = &mut self.held[key as usize];
+            let restarts = restarts_at(i);
+            if DELAYED {
+                // A waiting row enters once `waiting` younger ones are in;
+                // a key that starts afresh keeps only its new row, waiting.
+                admissions.push(u32::from(!restarts && *h >= self.waiting));
+            }
+            if restarts {
+                // A window of 2^32 rows would take 32 GiB or more.
+                let held_rows = std::mem::replace(h, 1);
+                evictions.push(u32::try_from(held_rows).unwrap_or(u32::MAX));
+            } else if *h < self.cap {
+                *h += 1;
+                evictions.push(0);
+            } else {
+                evictions.push(1);
+            }
+            if self.count_rows {
+                lengths.push(h.saturating_sub(self.waiting));
             }
         }
     }

@@ -8,7 +8,9 @@ use arrow_array::{ArrayRef, BooleanArray};
 use sliq_aggregates::{
     Aggregate, AggregateVisitor, OutputSink, OutputType, OutputValue, PanedAggregate,
 };
-use sliq_swag::{Daba, DabaLite, FifoAggregator, PanedWindow, Recalc, TwoStacks, TwoStacksLite};
+use sliq_swag::{
+    ChunkedDeque, Daba, DabaLite, FifoAggregator, PanedWindow, Recalc, TwoStacks, TwoStacksLite,
+};
 
 use crate::columns::{ArrowColumns, ArrowSink};
 use crate::frame::FramePass;
@@ -139,6 +141,12 @@ trait KeyWindow<A: Aggregate>: Send + Sized {
     fn query(&self) -> A::Agg;
     /// See [`FifoAggregator::prefetch_slots`].
     fn prefetch_slots(&self) {}
+    /// Whether rows wait outside the window before they enter it (a frame
+    /// ending before the current row): the frame pass then gives each row's
+    /// admissions, which [`KeyWindow::admit`] takes in.
+    const DELAYED: bool = false;
+    /// Moves the `count` oldest waiting rows into the window.
+    fn admit(&mut self, _count: u32) {}
 }
 
 /// A FIFO aggregator of lifted rows.
@@ -170,6 +178,55 @@ impl<A: Aggregate, W: FifoAggregator<A> + Send> KeyWindow<A> for Lifted<W> {
     #[inline(always)]
     fn prefetch_slots(&self) {
         self.0.prefetch_slots();
+    }
+}
+
+/// The window of a frame ending before the current row: the key's latest
+/// rows (lifted) wait in `waiting`, oldest first, until the frame pass
+/// admits them into `window`. Evicting takes the window's oldest row, or,
+/// when the window is empty (the key starts afresh), the oldest waiting one.
+struct Delayed<A: Aggregate, W> {
+    waiting: ChunkedDeque<A::Agg>,
+    window: W,
+}
+
+impl<A: Aggregate, W: FifoAggregator<A> + Send> KeyWindow<A> for Delayed<A, W> {
+    type Shape = ();
+    const DELAYED: bool = true;
+    fn empty(aggregate: &A, (): ()) -> Self {
+        Delayed {
+            waiting: ChunkedDeque::new(),
+            window: W::new(aggregate.clone()),
+        }
+    }
+    #[inline(always)]
+    fn insert_row(
+        &mut self,
+        aggregate: &A,
+        columns: &ArrowColumns<'_>,
+        filter: Option<&BooleanArray>,
+        row: usize,
+    ) {
+        self.waiting
+            .push_back(lift_row(aggregate, columns, filter, row));
+    }
+    #[inline(always)]
+    fn admit(&mut self, count: u32) {
+        for _ in 0..count {
+            if let Some(v) = self.waiting.pop_front() {
+                self.window.insert(v);
+            }
+        }
+    }
+    #[inline(always)]
+    fn evict(&mut self) {
+        if !self.window.evict() {
+            self.waiting.drop_front();
+        }
+    }
+    #[inline(always)]
+    fn query(&self) -> A::Agg {
+        self.window.query()
     }
 }
 
@@ -233,6 +290,10 @@ impl<A: Aggregate, K: KeyWindow<A>> AggregateOperator for WindowOperator<A, K> {
         // them by row checks nothing.
         let late = &frame.late[..key_ids.len()];
         let evictions = &frame.evictions[..key_ids.len()];
+        let admissions = match K::DELAYED {
+            true => &frame.admissions[..key_ids.len()],
+            false => &[],
+        };
         for (row, &key) in key_ids.iter().enumerate() {
             // Windows of different keys live far apart in memory: fetch the
             // ones a few rows ahead in two stages (window struct, then its
@@ -250,6 +311,9 @@ impl<A: Aggregate, K: KeyWindow<A>> AggregateOperator for WindowOperator<A, K> {
             }
             let window = &mut self.windows[key as usize];
             window.insert_row(&self.aggregate, &columns, filter, row);
+            if K::DELAYED {
+                window.admit(admissions[row]);
+            }
             for _ in 0..evictions[row] {
                 window.evict();
             }
@@ -302,10 +366,17 @@ const PANED_MIN_ROWS: u64 = 128;
 /// row ever leaves such a frame, so a key needs no window: it keeps one
 /// partial aggregate, the fold of its rows so far (`total ⊗ v`, oldest
 /// first), and its memory stays constant however long the stream runs.
+/// When the frame ends `k` rows before the current one, a key's latest `k`
+/// rows (lifted) wait before they join the fold.
 struct RunningOperator<A: Aggregate> {
     aggregate: A,
     /// Per key, the fold of its rows so far.
     totals: Vec<A::Agg>,
+    /// Per key, the rows waiting to join the fold (a frame ending before
+    /// the current row; empty otherwise).
+    waiting: Vec<ChunkedDeque<A::Agg>>,
+    /// Whether the frame ends before the current row.
+    delayed: bool,
     output: OutputType,
 }
 
@@ -321,6 +392,10 @@ impl<A: Aggregate> AggregateOperator for RunningOperator<A> {
         if self.totals.len() < keys {
             self.totals.resize(keys, self.aggregate.identity());
         }
+        if self.delayed {
+            self.waiting
+                .resize_with(keys.max(self.waiting.len()), ChunkedDeque::new);
+        }
         let columns = ArrowColumns::new(args);
         let mut results = BatchResults::new(&self.output, key_ids.len());
         for (row, &key) in key_ids.iter().enumerate() {
@@ -332,9 +407,23 @@ impl<A: Aggregate> AggregateOperator for RunningOperator<A> {
             if frame.evictions[row] > 0 {
                 // The key starts afresh (`key_ttl`).
                 *total = self.aggregate.identity();
+                if let Some(waiting) = self.waiting.get_mut(key as usize) {
+                    waiting.clear();
+                }
             }
             let v = lift_row(&self.aggregate, &columns, filter, row);
-            self.aggregate.combine_into(total, &v);
+            match self.delayed {
+                false => self.aggregate.combine_into(total, &v),
+                true => {
+                    let waiting = &mut self.waiting[key as usize];
+                    waiting.push_back(v);
+                    for _ in 0..frame.admissions[row] {
+                        if let Some(oldest) = waiting.pop_front() {
+                            self.aggregate.combine_into(total, &oldest);
+                        }
+                    }
+                }
+            }
             results.push(self.aggregate.lower(total), frame, row);
         }
         results.finish()
@@ -343,6 +432,9 @@ impl<A: Aggregate> AggregateOperator for RunningOperator<A> {
     fn forget(&mut self, key: u32) {
         if let Some(total) = self.totals.get_mut(key as usize) {
             *total = self.aggregate.identity();
+        }
+        if let Some(waiting) = self.waiting.get_mut(key as usize) {
+            *waiting = ChunkedDeque::new();
         }
     }
 }
@@ -415,6 +507,9 @@ pub struct BuildOperator {
     /// The frame is `UNBOUNDED PRECEDING`: a running fold per key, whatever
     /// the algorithm (nothing is ever evicted).
     pub unbounded: bool,
+    /// The frame ends before the current row: each key's latest rows wait
+    /// before they enter its window or running fold.
+    pub delayed: bool,
     /// The frame's rows when it counts them (`ROWS n PRECEDING`: n + 1),
     /// for the panes of a paned aggregate (see [`pane_rows`]).
     pub frame_rows: Option<u64>,
@@ -427,34 +522,50 @@ impl AggregateVisitor for BuildOperator {
         fn boxed<A: Aggregate, W: FifoAggregator<A> + Send + 'static>(
             a: A,
             output: OutputType,
+            delayed: bool,
         ) -> Box<dyn AggregateOperator> {
-            Box::new(WindowOperator::<A, Lifted<W>> {
-                aggregate: a,
-                shape: (),
-                windows: Vec::new(),
-                output,
-            })
+            match delayed {
+                false => Box::new(WindowOperator::<A, Lifted<W>> {
+                    aggregate: a,
+                    shape: (),
+                    windows: Vec::new(),
+                    output,
+                }),
+                true => Box::new(WindowOperator::<A, Delayed<A, W>> {
+                    aggregate: a,
+                    shape: (),
+                    windows: Vec::new(),
+                    output,
+                }),
+            }
         }
         if self.unbounded {
             return Box::new(RunningOperator {
                 aggregate,
                 totals: Vec::new(),
+                waiting: Vec::new(),
+                delayed: self.delayed,
                 output: self.output,
             });
         }
+        let (output, delayed) = (self.output, self.delayed);
         match self.algorithm {
-            WindowAlgorithm::DabaLite => boxed::<A, DabaLite<A>>(aggregate, self.output),
-            WindowAlgorithm::Daba => boxed::<A, Daba<A>>(aggregate, self.output),
-            WindowAlgorithm::TwoStacks => boxed::<A, TwoStacks<A>>(aggregate, self.output),
-            WindowAlgorithm::TwoStacksLite => boxed::<A, TwoStacksLite<A>>(aggregate, self.output),
-            WindowAlgorithm::Recalc => boxed::<A, Recalc<A>>(aggregate, self.output),
+            WindowAlgorithm::DabaLite => boxed::<A, DabaLite<A>>(aggregate, output, delayed),
+            WindowAlgorithm::Daba => boxed::<A, Daba<A>>(aggregate, output, delayed),
+            WindowAlgorithm::TwoStacks => boxed::<A, TwoStacks<A>>(aggregate, output, delayed),
+            WindowAlgorithm::TwoStacksLite => {
+                boxed::<A, TwoStacksLite<A>>(aggregate, output, delayed)
+            }
+            WindowAlgorithm::Recalc => boxed::<A, Recalc<A>>(aggregate, output, delayed),
         }
     }
 
     /// DABA Lite's windows of a sketch over a long enough frame keep inputs
-    /// and panes (see [`pane_rows`]).
+    /// and panes (see [`pane_rows`]); a frame ending before the current
+    /// row keeps a partial aggregate per row.
     fn visit_paned<A: PanedAggregate>(self, aggregate: A) -> Box<dyn AggregateOperator> {
-        let Some(pane) = pane_rows(self.algorithm, self.unbounded, self.frame_rows) else {
+        let pane = pane_rows(self.algorithm, self.unbounded, self.frame_rows);
+        let Some(pane) = pane.filter(|_| !self.delayed) else {
             return self.visit(aggregate);
         };
         Box::new(WindowOperator::<A, PanedWindow<A>> {

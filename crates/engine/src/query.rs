@@ -168,7 +168,7 @@ fn counts_frame_rows(call: &sliq_sql::AggregateCall) -> bool {
 fn frame_rows(frame: &Frame) -> Option<u64> {
     match frame {
         Frame::Rows(n) => Some(n.saturating_add(1)),
-        Frame::Range(_) | Frame::Unbounded => None,
+        _ => None,
     }
 }
 
@@ -180,8 +180,10 @@ fn paned_rows(
     algorithm: WindowAlgorithm,
 ) -> Option<usize> {
     let sketch = matches!(&call.function, AggregateFunction::Builtin(f) if f.visit(IsPaned));
-    let unbounded = *frame == Frame::Unbounded;
-    pane_rows(algorithm, unbounded, frame_rows(frame)).filter(|_| sketch)
+    if frame.ends_before_current_row() {
+        return None;
+    }
+    pane_rows(algorithm, frame.is_unbounded(), frame_rows(frame)).filter(|_| sketch)
 }
 
 /// Aggregates over the same window group sharing one window per key.
@@ -326,7 +328,8 @@ impl CompiledQuery {
                 .collect::<Result<Vec<_>, _>>()?;
             let output = a.function.output_type().clone();
             let counts_frame = counts_frame_rows(a);
-            let unbounded = plan.windows[a.window].frame == Frame::Unbounded;
+            let frame = plan.windows[a.window].frame;
+            let (unbounded, delayed) = (frame.is_unbounded(), frame.ends_before_current_row());
             let operator = match &a.function {
                 _ if counts_frame => None,
                 AggregateFunction::Builtin(_) if grouped(i) => None,
@@ -334,11 +337,12 @@ impl CompiledQuery {
                     algorithm,
                     output,
                     unbounded,
-                    frame_rows: frame_rows(&plan.windows[a.window].frame),
+                    delayed,
+                    frame_rows: frame_rows(&frame),
                 })),
                 AggregateFunction::User(user) => {
                     match user.as_any().downcast_ref::<RegisteredAggregate>() {
-                        Some(registered) => Some(registered.build(algorithm, unbounded)),
+                        Some(registered) => Some(registered.build(algorithm, unbounded, delayed)),
                         None => {
                             return Err(format!(
                                 "aggregate {} was not registered with this engine",
@@ -444,14 +448,16 @@ impl CompiledQuery {
     /// The window groups whose built-in aggregates (two or more) share one
     /// DABA Lite per key. Other algorithms (for cross-checks) keep one
     /// window per aggregate, and so do `UNBOUNDED PRECEDING` frames, whose
-    /// aggregates keep a running fold per key instead of a window.
+    /// aggregates keep a running fold per key instead of a window, and
+    /// frames ending before the current row, whose latest rows wait outside
+    /// the window.
     fn shared_groups(plan: &QueryPlan, algorithm: WindowAlgorithm) -> Vec<CompiledGroup> {
         if algorithm != WindowAlgorithm::DabaLite {
             return Vec::new();
         }
         let mut groups = Vec::new();
         for (window, group) in plan.windows.iter().enumerate() {
-            if group.frame == Frame::Unbounded {
+            if group.frame.is_unbounded() || group.frame.ends_before_current_row() {
                 continue;
             }
             let (members, specs): (Vec<usize>, Vec<MemberSpec<'_>>) = plan

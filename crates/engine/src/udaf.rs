@@ -5,7 +5,7 @@ use sliq_sql::UserAggregate;
 
 use crate::operator::{AggregateOperator, BuildOperator, WindowAlgorithm};
 
-type Factory = dyn Fn(WindowAlgorithm, bool) -> Box<dyn AggregateOperator> + Send + Sync;
+type Factory = dyn Fn(WindowAlgorithm, bool, bool) -> Box<dyn AggregateOperator> + Send + Sync;
 
 /// An aggregate registered with [`Engine::register_aggregate`](crate::Engine::register_aggregate):
 /// its signature for the planner and a factory for its window operator.
@@ -29,11 +29,12 @@ impl RegisteredAggregate {
             name: name.to_ascii_lowercase(),
             inputs,
             output,
-            factory: Box::new(move |algorithm, unbounded| {
+            factory: Box::new(move |algorithm, unbounded, delayed| {
                 BuildOperator {
                     algorithm,
                     output: out.clone(),
                     unbounded,
+                    delayed,
                     frame_rows: None,
                 }
                 .visit(aggregate.clone())
@@ -42,9 +43,15 @@ impl RegisteredAggregate {
     }
 
     /// A fresh operator running the windows with `algorithm`, or (for an
-    /// `UNBOUNDED PRECEDING` frame) a running fold per key.
-    pub fn build(&self, algorithm: WindowAlgorithm, unbounded: bool) -> Box<dyn AggregateOperator> {
-        (self.factory)(algorithm, unbounded)
+    /// `UNBOUNDED PRECEDING` frame) a running fold per key; `delayed` when
+    /// the frame ends before the current row.
+    pub fn build(
+        &self,
+        algorithm: WindowAlgorithm,
+        unbounded: bool,
+        delayed: bool,
+    ) -> Box<dyn AggregateOperator> {
+        (self.factory)(algorithm, unbounded, delayed)
     }
 }
 

@@ -10,7 +10,7 @@ use sliq_aggregates::{OutputType, ResolvedAggregate, ValueType};
 use crate::error::{Location, SqlError, SqlErrorKind};
 use crate::expr::sql_text;
 
-/// How far back a window reaches from the current row.
+/// How far back a window reaches from the current row, and where it ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Frame {
     /// `ROWS n PRECEDING`: the current row and the `n` before it in its key.
@@ -20,6 +20,47 @@ pub enum Frame {
     Range(i64),
     /// `UNBOUNDED PRECEDING`: every row of the key so far.
     Unbounded,
+    /// `ROWS BETWEEN start PRECEDING AND end PRECEDING`, `1 ≤ end ≤ start`:
+    /// the key's rows `start` to `end` before the current one.
+    RowsBefore {
+        /// Rows back to the frame's oldest row.
+        start: u64,
+        /// Rows back to its youngest.
+        end: u64,
+    },
+    /// `RANGE BETWEEN start PRECEDING AND end PRECEDING`, `0 < end ≤ start`
+    /// milliseconds: the key's rows with event time in `[t − start, t − end]`.
+    RangeBefore {
+        /// How far back the frame starts.
+        start: i64,
+        /// How far back it ends.
+        end: i64,
+    },
+    /// `ROWS BETWEEN UNBOUNDED PRECEDING AND end PRECEDING`, `end ≥ 1`:
+    /// every row of the key but the `end` latest.
+    UnboundedBefore(u64),
+}
+
+impl Frame {
+    /// Whether no row ever leaves the frame by age (`UNBOUNDED PRECEDING`),
+    /// so its aggregates keep a running total per key instead of a window.
+    pub fn is_unbounded(&self) -> bool {
+        matches!(self, Frame::Unbounded | Frame::UnboundedBefore(_))
+    }
+
+    /// Whether the frame ends before the current row: a key's latest rows
+    /// wait (in order) before they enter its window.
+    pub fn ends_before_current_row(&self) -> bool {
+        matches!(
+            self,
+            Frame::RowsBefore { .. } | Frame::RangeBefore { .. } | Frame::UnboundedBefore(_)
+        )
+    }
+
+    /// Whether the frame reaches back by event time (`RANGE`).
+    pub fn is_range(&self) -> bool {
+        matches!(self, Frame::Range(_) | Frame::RangeBefore { .. })
+    }
 }
 
 impl fmt::Display for Frame {
@@ -28,6 +69,18 @@ impl fmt::Display for Frame {
             Frame::Rows(n) => write!(f, "ROWS {n} PRECEDING"),
             Frame::Range(ms) => write!(f, "RANGE {} PRECEDING", format_duration(*ms)),
             Frame::Unbounded => write!(f, "ROWS UNBOUNDED PRECEDING"),
+            Frame::RowsBefore { start, end } => {
+                write!(f, "ROWS BETWEEN {start} PRECEDING AND {end} PRECEDING")
+            }
+            Frame::RangeBefore { start, end } => write!(
+                f,
+                "RANGE BETWEEN {} PRECEDING AND {} PRECEDING",
+                format_duration(*start),
+                format_duration(*end)
+            ),
+            Frame::UnboundedBefore(end) => {
+                write!(f, "ROWS BETWEEN UNBOUNDED PRECEDING AND {end} PRECEDING")
+            }
         }
     }
 }
@@ -267,9 +320,9 @@ impl QueryPlan {
             out.push_str(&format!("  Window {i}: keys {keys}, {}{time}\n", w.frame));
             // Nothing leaves an unbounded frame: its aggregates keep one
             // running total per key instead of a window.
-            let runs_on = match w.frame {
-                Frame::Unbounded => "a running total per key".to_string(),
-                _ => format!("algorithm {algorithm}"),
+            let runs_on = match w.frame.is_unbounded() {
+                true => "a running total per key".to_string(),
+                false => format!("algorithm {algorithm}"),
             };
             for (j, a) in self
                 .aggregates

@@ -89,6 +89,10 @@ const QUERIES: &[&str] = &[
     "SELECT k, v * 2 AS twice, first_value(v) OVER (ROWS 3 PRECEDING) AS f FROM s GROUP BY k",
     // One global window: not split, all on one worker.
     "SELECT g, max(v) OVER (ROWS 50 PRECEDING) AS m FROM s",
+    // Frames ending before the current row.
+    "SELECT k, ts, sum(v) OVER (ROWS BETWEEN 6 PRECEDING AND 2 PRECEDING) AS earlier, \
+     max(v) OVER (RANGE BETWEEN '3s' PRECEDING AND '1s' PRECEDING) AS peak, \
+     count(v) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS n FROM s GROUP BY k",
 ];
 
 /// The embedded engine's rows for `sql`.

@@ -1,5 +1,6 @@
 //! `OVER` clauses: named windows, `PARTITION BY` and `ORDER BY` checks, and
-//! frames (`ROWS n PRECEDING`, `RANGE '10s'`, `UNBOUNDED PRECEDING`).
+//! frames (`ROWS n PRECEDING`, `RANGE '10s'`, `UNBOUNDED PRECEDING`, and frames
+//! ending some rows or some time before the current row).
 
 use arrow_schema::DataType;
 use datafusion_expr::Expr;
@@ -10,7 +11,7 @@ use super::aggregate::AggregatePlanner;
 use crate::error::{SqlError, SqlErrorKind};
 use crate::expr::{Place, ident_location, location_of};
 use crate::parser::{DurationError, duration_ms};
-use crate::plan::{Frame, WindowGroup};
+use crate::plan::{Frame, WindowGroup, format_duration};
 use crate::types::sql_type_name;
 
 impl AggregatePlanner<'_> {
@@ -86,8 +87,8 @@ impl AggregatePlanner<'_> {
             (Some(FixedFrame::Unbounded), _) | (None, None) => Frame::Unbounded,
             (None, Some(frame)) => self.frame(frame)?,
         };
-        let event_time = match frame {
-            Frame::Range(_) => {
+        let event_time = match frame.is_range() {
+            true => {
                 let column = order_column
                     .or_else(|| self.stream_event_time.clone())
                     .ok_or_else(|| SqlError::plan(self.no_event_time.clone()))?;
@@ -104,7 +105,7 @@ impl AggregatePlanner<'_> {
                     }
                 }
             }
-            _ => None,
+            false => None,
         };
         let existing = self.windows.iter().position(|w| {
             w.frame == frame && w.event_time == event_time && w.key_names == key_names
@@ -170,109 +171,133 @@ impl AggregatePlanner<'_> {
     }
 
     fn frame(&self, frame: &ast::WindowFrame) -> Result<Frame, SqlError> {
-        match &frame.end_bound {
-            None | Some(WindowFrameBound::CurrentRow) => {}
-            Some(WindowFrameBound::Following(_)) => {
-                return Err(SqlError::unsupported(
-                    "FOLLOWING bounds (a stream cannot wait for later rows)",
-                ));
-            }
-            Some(WindowFrameBound::Preceding(end)) => {
-                return Err(SqlError::unsupported(format!(
-                    "frames ending before the current row{}",
-                    rows_before_hint(frame, end.as_deref())
-                )));
-            }
-        }
-        let bound = match &frame.start_bound {
-            WindowFrameBound::CurrentRow => {
-                return Ok(match frame.units {
-                    WindowFrameUnits::Range => Frame::Range(0),
-                    _ => Frame::Rows(0),
-                });
-            }
-            WindowFrameBound::Following(_) => {
-                return Err(SqlError::unsupported(
-                    "FOLLOWING bounds (a stream cannot wait for later rows)",
-                ));
-            }
-            WindowFrameBound::Preceding(None) => return Ok(Frame::Unbounded),
-            WindowFrameBound::Preceding(Some(b)) => b.as_ref(),
+        let rows = match frame.units {
+            WindowFrameUnits::Rows => true,
+            WindowFrameUnits::Range => false,
+            WindowFrameUnits::Groups => return Err(SqlError::unsupported("GROUPS frames")),
         };
-        match frame.units {
-            WindowFrameUnits::Rows => match bound {
-                ast::Expr::Value(v) => match &v.value {
-                    ast::Value::Number(n, _) => n.parse::<u64>().map(Frame::Rows).map_err(|_| {
-                        SqlError::at(
-                            SqlErrorKind::Plan(format!(
-                                "ROWS needs a whole number of rows, got {n}"
-                            )),
-                            location_of(bound),
-                        )
-                    }),
-                    other => Err(SqlError::at(
-                        SqlErrorKind::Plan(format!("ROWS needs a number of rows, got {other}")),
-                        location_of(bound),
-                    )),
-                },
-                other => Err(SqlError::at(
-                    SqlErrorKind::Plan(format!(
-                        "ROWS needs a constant number of rows, got {other}"
-                    )),
-                    location_of(bound),
-                )),
-            },
-            WindowFrameUnits::Range => {
-                let ms = match bound {
-                    ast::Expr::Value(v) => match &v.value {
-                        ast::Value::Number(n, _) => duration_ms(n),
-                        ast::Value::SingleQuotedString(s) => duration_ms(s),
-                        _ => Err(DurationError::Malformed),
-                    },
-                    ast::Expr::Interval(interval) => interval_ms(interval),
-                    _ => Err(DurationError::Malformed),
-                };
-                ms.map(Frame::Range).map_err(|e| {
-                    let message = match e {
-                        DurationError::TooLong => "RANGE: the duration is longer than a \
-                             window can span (at most 2^62 ms, about 146 million years)"
-                            .to_string(),
-                        DurationError::Malformed => format!(
-                            "RANGE needs a duration such as '10s', '1m30s' or INTERVAL '10' SECOND, got {}",
-                            as_written(bound)
-                        ),
-                    };
-                    SqlError::at(SqlErrorKind::Plan(message), location_of(bound))
-                })
+        let start = frame_bound(&frame.start_bound, rows)?;
+        let end = match &frame.end_bound {
+            None => Back::By(0),
+            Some(bound) => frame_bound(bound, rows)?,
+        };
+        let end_expr = match &frame.end_bound {
+            Some(WindowFrameBound::Preceding(Some(e))) => Some(e.as_ref()),
+            _ => None,
+        };
+        let end = match end {
+            Back::By(k) => k,
+            Back::Unbounded => {
+                return Err(SqlError::plan(
+                    "a frame cannot end at UNBOUNDED PRECEDING: it would hold no row",
+                ));
             }
-            WindowFrameUnits::Groups => Err(SqlError::unsupported("GROUPS frames")),
+        };
+        let Back::By(start) = start else {
+            return match (end, rows) {
+                (0, _) => Ok(Frame::Unbounded),
+                (k, true) => Ok(Frame::UnboundedBefore(k)),
+                (_, false) => Err(SqlError::unsupported(
+                    "RANGE BETWEEN UNBOUNDED PRECEDING AND a duration PRECEDING (a ROWS frame \
+                     can end before the current row from UNBOUNDED PRECEDING)",
+                )),
+            };
+        };
+        if end > start {
+            let back = |by: u64| match (by, rows) {
+                (0, _) => "CURRENT ROW".to_string(),
+                (by, true) => format!("{by} PRECEDING"),
+                (by, false) => format!("{} PRECEDING", format_duration(by as i64)),
+            };
+            let message = format!(
+                "the frame ends {}, before it starts ({}): it would never hold a row",
+                back(end),
+                back(start)
+            );
+            return Err(match end_expr {
+                Some(e) => SqlError::at(SqlErrorKind::Plan(message), location_of(e)),
+                None => SqlError::plan(message),
+            });
         }
+        // Both fit: rows are u64 and durations at most 2^62 ms.
+        Ok(match (rows, end) {
+            (true, 0) => Frame::Rows(start),
+            (true, end) => Frame::RowsBefore { start, end },
+            (false, 0) => Frame::Range(start as i64),
+            (false, end) => Frame::RangeBefore {
+                start: start as i64,
+                end: end as i64,
+            },
+        })
     }
 }
 
-/// How to have `ROWS BETWEEN n PRECEDING AND k PRECEDING` (`end` is `k`):
-/// as a window over `lag(x, k)`, which a query around a `WITH` query keeps.
-fn rows_before_hint(frame: &ast::WindowFrame, end: Option<&ast::Expr>) -> String {
-    let number = |e: Option<&ast::Expr>| match e {
-        Some(ast::Expr::Value(v)) => match &v.value {
-            ast::Value::Number(n, _) => n.parse::<u64>().ok(),
-            _ => None,
-        },
-        _ => None,
+/// A frame bound: how far before the current row, in the frame's units
+/// (rows, or milliseconds for RANGE).
+enum Back {
+    Unbounded,
+    By(u64),
+}
+
+/// Reads a frame bound; `rows` for a ROWS frame, else RANGE.
+fn frame_bound(bound: &WindowFrameBound, rows: bool) -> Result<Back, SqlError> {
+    let expr = match bound {
+        WindowFrameBound::CurrentRow => return Ok(Back::By(0)),
+        WindowFrameBound::Following(_) => {
+            return Err(SqlError::unsupported(
+                "FOLLOWING bounds (a stream cannot wait for later rows)",
+            ));
+        }
+        WindowFrameBound::Preceding(None) => return Ok(Back::Unbounded),
+        WindowFrameBound::Preceding(Some(e)) => e.as_ref(),
     };
-    let start = match &frame.start_bound {
-        WindowFrameBound::Preceding(start) => number(start.as_deref()),
-        _ => None,
-    };
-    match (frame.units, start, number(end)) {
-        (WindowFrameUnits::Rows, Some(n), Some(k)) if k >= 1 && n >= k => format!(
-            "; the rows {k} to {n} before it are a window over lag(x, {k}): WITH d AS (SELECT *, \
-             lag(x, {k}) AS prev FROM s GROUP BY key) SELECT f(prev) OVER (ROWS {} PRECEDING) \
-             FROM d GROUP BY key",
-            n - k
-        ),
-        _ => String::new(),
+    match rows {
+        true => rows_back(expr).map(Back::By),
+        false => range_back(expr).map(|ms| Back::By(ms.unsigned_abs())),
     }
+}
+
+/// `n` of `ROWS n PRECEDING`.
+fn rows_back(bound: &ast::Expr) -> Result<u64, SqlError> {
+    let message = match bound {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => match n.parse::<u64>() {
+                Ok(rows) => return Ok(rows),
+                Err(_) => format!("ROWS needs a whole number of rows, got {n}"),
+            },
+            other => format!("ROWS needs a number of rows, got {other}"),
+        },
+        other => format!("ROWS needs a constant number of rows, got {other}"),
+    };
+    Err(SqlError::at(
+        SqlErrorKind::Plan(message),
+        location_of(bound),
+    ))
+}
+
+/// The duration of `RANGE d PRECEDING`, in milliseconds (never negative).
+fn range_back(bound: &ast::Expr) -> Result<i64, SqlError> {
+    let ms = match bound {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => duration_ms(n),
+            ast::Value::SingleQuotedString(s) => duration_ms(s),
+            _ => Err(DurationError::Malformed),
+        },
+        ast::Expr::Interval(interval) => interval_ms(interval),
+        _ => Err(DurationError::Malformed),
+    };
+    ms.map_err(|e| {
+        let message = match e {
+            DurationError::TooLong => "RANGE: the duration is longer than a window can span (at \
+                                       most 2^62 ms, about 146 million years)"
+                .to_string(),
+            DurationError::Malformed => format!(
+                "RANGE needs a duration such as '10s', '1m30s' or INTERVAL '10' SECOND, got {}",
+                as_written(bound)
+            ),
+        };
+        SqlError::at(SqlErrorKind::Plan(message), location_of(bound))
+    })
 }
 
 /// A RANGE bound as the query wrote it: sqlparser reads the shorthand
