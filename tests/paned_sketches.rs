@@ -10,13 +10,16 @@ use common::{batch, engine_with_s, floats};
 use proptest::prelude::*;
 
 /// Each sketch function over a `RANGE` frame (always paned) and over a
-/// `ROWS` frame long enough to be paned, one with a FILTER.
+/// `ROWS` frame long enough to be paned, one with a FILTER, and two over
+/// frames ending before the current row.
 const SQL: &str = "SELECT \
     approx_percentile(v, 0.9) OVER (RANGE '40s') AS p90, \
     approx_median(v) FILTER (WHERE v > 0) OVER (ROWS 299 PRECEDING) AS med, \
     approx_count_distinct(v) OVER (ROWS 299 PRECEDING) AS d, \
     bloom_contains(v, 3.0) OVER (RANGE '25s') AS has3, \
-    countmin(v, 3.0) OVER (ROWS 400 PRECEDING) AS n3 \
+    countmin(v, 3.0) OVER (ROWS 400 PRECEDING) AS n3, \
+    approx_median(v) OVER (ROWS BETWEEN 350 PRECEDING AND 50 PRECEDING) AS med_before, \
+    approx_count_distinct(v) OVER (RANGE BETWEEN '40s' PRECEDING AND '5s' PRECEDING) AS d_before \
     FROM s GROUP BY key";
 
 type Row = (i64, Option<&'static str>, Option<f64>);
@@ -50,7 +53,8 @@ fn run(algorithm: &str, rows: &[Row], chunk: usize) -> Vec<(String, Vec<Option<f
         .unwrap();
     let q = engine.query(SQL).unwrap();
     // `has3` (BOOLEAN) reads as 0.0 and 1.0.
-    let mut columns = ["p90", "med", "d", "n3", "has3"].map(|name| (name.to_string(), Vec::new()));
+    let mut columns = ["p90", "med", "d", "n3", "has3", "med_before", "d_before"]
+        .map(|name| (name.to_string(), Vec::new()));
     for part in rows.chunks(chunk) {
         s.push(batch(part)).unwrap();
         let out = q.recv().unwrap();
@@ -83,6 +87,9 @@ fn explain_names_the_paned_sketches_and_their_panes() {
         "Paned: __agg0 = approx_percentile(v, 0.9) keeps its rows' inputs and one partial aggregate per 16 rows per key",
         "Paned: __agg1 = approx_median(v) FILTER (WHERE v > 0) keeps its rows' inputs and one partial aggregate per 10 rows per key",
         "Paned: __agg4 = countmin(v, 3.0) keeps its rows' inputs and one partial aggregate per 12 rows per key",
+        // A window of 301 rows, the 350th to the 50th before the current one.
+        "Paned: __agg5 = approx_median(v) keeps its rows' inputs and one partial aggregate per 10 rows per key",
+        "Paned: __agg6 = approx_count_distinct(v) keeps its rows' inputs and one partial aggregate per 16 rows per key",
     ] {
         assert!(plan.contains(line), "{line}\n{plan}");
     }

@@ -164,11 +164,14 @@ fn counts_frame_rows(call: &sliq_sql::AggregateCall) -> bool {
         && matches!(&call.function, AggregateFunction::Builtin(f) if f.counts_frame_rows())
 }
 
-/// The rows of `frame` when it counts them (`ROWS n PRECEDING`: n + 1).
+/// The rows of `frame`'s windows when it counts them (`ROWS n PRECEDING`:
+/// n + 1; `ROWS BETWEEN n PRECEDING AND k PRECEDING`: n − k + 1).
 fn frame_rows(frame: &Frame) -> Option<u64> {
-    match frame {
+    match *frame {
         Frame::Rows(n) => Some(n.saturating_add(1)),
-        _ => None,
+        Frame::RowsBefore { start, end } => Some(start.saturating_sub(end).saturating_add(1)),
+        Frame::Range(_) | Frame::RangeBefore { .. } => None,
+        Frame::Unbounded | Frame::UnboundedBefore(_) => None,
     }
 }
 
@@ -180,9 +183,6 @@ fn paned_rows(
     algorithm: WindowAlgorithm,
 ) -> Option<usize> {
     let sketch = matches!(&call.function, AggregateFunction::Builtin(f) if f.visit(IsPaned));
-    if frame.ends_before_current_row() {
-        return None;
-    }
     pane_rows(algorithm, frame.is_unbounded(), frame_rows(frame)).filter(|_| sketch)
 }
 
