@@ -221,6 +221,18 @@ fn main() {
             "SELECT key, max(v) OVER w AS mx, sum(v) OVER w AS s, avg(v) OVER w AS a, count(*) OVER w AS c \
              FROM s GROUP BY key WINDOW w AS (RANGE '10s')",
         ),
+        // Frames ending before the current row: the latest rows wait
+        // outside the window (one for ROWS, about a second's for RANGE).
+        (
+            "max ROWS 999..1",
+            "SELECT key, max(v) OVER (ROWS BETWEEN 999 PRECEDING AND 1 PRECEDING) AS m \
+             FROM s GROUP BY key",
+        ),
+        (
+            "max RANGE 10s..1s",
+            "SELECT key, max(v) OVER (RANGE BETWEEN '10s' PRECEDING AND '1s' PRECEDING) AS m \
+             FROM s GROUP BY key",
+        ),
         // A 4 KiB sketch per pane of 18 rows, the rows' values kept.
         (
             "percentile ROWS 999",

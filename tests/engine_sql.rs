@@ -2869,34 +2869,50 @@ fn a_frame_may_end_some_rows_or_some_time_before_the_current_row() {
 
 #[test]
 fn a_frame_ending_before_the_current_row_equals_a_window_over_lag() {
-    // ROWS BETWEEN 3 PRECEDING AND 2 PRECEDING is a window of 2 rows over
-    // lag(v, 2): the same results, NULLs and all.
-    let (engine, s) = engine_with_s();
-    let direct = engine
-        .query(
-            "SELECT sum(v) OVER (ROWS BETWEEN 3 PRECEDING AND 2 PRECEDING) AS r FROM s \
-             GROUP BY key",
-        )
-        .unwrap();
-    let over_lag = engine
-        .query(
-            "WITH d AS (SELECT *, lag(v, 2) AS prev FROM s GROUP BY key) \
-             SELECT sum(prev) OVER (ROWS 1 PRECEDING) AS r FROM d GROUP BY key",
-        )
-        .unwrap();
-    let rows: Vec<_> = (1..=40)
-        .map(|i: i64| {
-            let key = ["a", "b", "c"][(i * 7 % 3) as usize];
-            let v = (i % 5 != 0).then_some((i * 13 % 11) as f64);
-            (i, Some(key), v)
-        })
-        .collect();
-    for chunk in rows.chunks(7) {
-        s.push(batch(chunk)).unwrap();
-        assert_eq!(
-            floats(&direct.recv().unwrap(), "r"),
-            floats(&over_lag.recv().unwrap(), "r")
-        );
+    // ROWS BETWEEN n PRECEDING AND k PRECEDING is a window of n − k + 1
+    // rows over lag(v, k): the same results, NULLs and all. Short and long
+    // delays (their waiting rows are kept differently), and unbounded.
+    for (frame, k, over_lag) in [
+        ("3 PRECEDING AND 2 PRECEDING", 2, "ROWS 1 PRECEDING"),
+        ("100 PRECEDING AND 70 PRECEDING", 70, "ROWS 30 PRECEDING"),
+        (
+            "UNBOUNDED PRECEDING AND 1 PRECEDING",
+            1,
+            "ROWS UNBOUNDED PRECEDING",
+        ),
+        (
+            "UNBOUNDED PRECEDING AND 90 PRECEDING",
+            90,
+            "ROWS UNBOUNDED PRECEDING",
+        ),
+    ] {
+        let (engine, s) = engine_with_s();
+        let direct = engine
+            .query(&format!(
+                "SELECT sum(v) OVER (ROWS BETWEEN {frame}) AS r FROM s GROUP BY key"
+            ))
+            .unwrap();
+        let over_lag = engine
+            .query(&format!(
+                "WITH d AS (SELECT *, lag(v, {k}) AS prev FROM s GROUP BY key) \
+                 SELECT sum(prev) OVER ({over_lag}) AS r FROM d GROUP BY key"
+            ))
+            .unwrap();
+        let rows: Vec<_> = (1..=600)
+            .map(|i: i64| {
+                let key = ["a", "b", "c"][(i * 7 % 3) as usize];
+                let v = (i % 5 != 0).then_some((i * 13 % 11) as f64);
+                (i, Some(key), v)
+            })
+            .collect();
+        let mut non_null = 0;
+        for chunk in rows.chunks(37) {
+            s.push(batch(chunk)).unwrap();
+            let got = floats(&direct.recv().unwrap(), "r");
+            non_null += got.iter().flatten().count();
+            assert_eq!(got, floats(&over_lag.recv().unwrap(), "r"), "{frame}");
+        }
+        assert!(non_null > 300, "{frame}: {non_null} results");
     }
 }
 

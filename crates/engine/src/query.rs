@@ -15,7 +15,9 @@ use crate::expr::{CompiledExpr, RowFailures};
 use crate::frame::{FramePass, FrameState, Late};
 use crate::group::{self, GroupOperator, MemberSpec};
 use crate::keys::KeyMap;
-use crate::operator::{AggregateOperator, BuildOperator, IsPaned, WindowAlgorithm, pane_rows};
+use crate::operator::{
+    AggregateOperator, BuildOperator, Delay, IsPaned, WindowAlgorithm, pane_rows,
+};
 use crate::udaf::RegisteredAggregate;
 
 /// What processing a batch produced besides its output.
@@ -329,7 +331,7 @@ impl CompiledQuery {
             let output = a.function.output_type().clone();
             let counts_frame = counts_frame_rows(a);
             let frame = plan.windows[a.window].frame;
-            let (unbounded, delayed) = (frame.is_unbounded(), frame.ends_before_current_row());
+            let (unbounded, delay) = (frame.is_unbounded(), Delay::of(&frame));
             let operator = match &a.function {
                 _ if counts_frame => None,
                 AggregateFunction::Builtin(_) if grouped(i) => None,
@@ -337,12 +339,12 @@ impl CompiledQuery {
                     algorithm,
                     output,
                     unbounded,
-                    delayed,
+                    delay,
                     frame_rows: frame_rows(&frame),
                 })),
                 AggregateFunction::User(user) => {
                     match user.as_any().downcast_ref::<RegisteredAggregate>() {
-                        Some(registered) => Some(registered.build(algorithm, unbounded, delayed)),
+                        Some(registered) => Some(registered.build(algorithm, unbounded, delay)),
                         None => {
                             return Err(format!(
                                 "aggregate {} was not registered with this engine",

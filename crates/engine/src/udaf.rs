@@ -3,9 +3,9 @@
 use sliq_aggregates::{Aggregate, AggregateVisitor, OutputType, ValueType};
 use sliq_sql::UserAggregate;
 
-use crate::operator::{AggregateOperator, BuildOperator, WindowAlgorithm};
+use crate::operator::{AggregateOperator, BuildOperator, Delay, WindowAlgorithm};
 
-type Factory = dyn Fn(WindowAlgorithm, bool, bool) -> Box<dyn AggregateOperator> + Send + Sync;
+type Factory = dyn Fn(WindowAlgorithm, bool, Delay) -> Box<dyn AggregateOperator> + Send + Sync;
 
 /// An aggregate registered with [`Engine::register_aggregate`](crate::Engine::register_aggregate):
 /// its signature for the planner and a factory for its window operator.
@@ -29,12 +29,12 @@ impl RegisteredAggregate {
             name: name.to_ascii_lowercase(),
             inputs,
             output,
-            factory: Box::new(move |algorithm, unbounded, delayed| {
+            factory: Box::new(move |algorithm, unbounded, delay| {
                 BuildOperator {
                     algorithm,
                     output: out.clone(),
                     unbounded,
-                    delayed,
+                    delay,
                     frame_rows: None,
                 }
                 .visit(aggregate.clone())
@@ -43,15 +43,15 @@ impl RegisteredAggregate {
     }
 
     /// A fresh operator running the windows with `algorithm`, or (for an
-    /// `UNBOUNDED PRECEDING` frame) a running fold per key; `delayed` when
-    /// the frame ends before the current row.
+    /// `UNBOUNDED PRECEDING` frame) a running fold per key, behind `delay`
+    /// when the frame ends before the current row.
     pub fn build(
         &self,
         algorithm: WindowAlgorithm,
         unbounded: bool,
-        delayed: bool,
+        delay: Delay,
     ) -> Box<dyn AggregateOperator> {
-        (self.factory)(algorithm, unbounded, delayed)
+        (self.factory)(algorithm, unbounded, delay)
     }
 }
 
