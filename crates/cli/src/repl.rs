@@ -20,6 +20,7 @@ Statements end with ';' and may span lines. Ctrl-C stops a running query; Ctrl-D
   SELECT key, max(v) OVER (ROWS 999 PRECEDING) AS m FROM s GROUP BY key;
   WITH d AS (SELECT ts, key, v - lag(v) OVER (ROWS 1 PRECEDING) AS dv FROM s GROUP BY key)
     SELECT key, max(dv) OVER (RANGE '10s') FROM d GROUP BY key;    -- a query over a query
+  SELECT key, v - avg(v) OVER (ROWS BETWEEN 100 PRECEDING AND 1 PRECEDING) AS jump FROM s GROUP BY key;
   EXPLAIN SELECT …;  SHOW STREAMS;  SHOW QUERIES;  SHOW FUNCTIONS [LIKE '%max%'];
   DESCRIBE s;  DROP STREAM s;
   INSERT INTO s VALUES (…);  SET window_algorithm = 'daba_lite';

@@ -1490,6 +1490,30 @@ fn debs_query_files_on_the_real_sample_match_an_independent_computation() {
         "the sample's largest variation is below 30 %"
     );
 
+    // Each phase against the average of the second before the event.
+    let out = run(&[
+        "--format",
+        "csv",
+        "-f",
+        &query_file("debs_jumps.sql", &sample),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let change = csv_column(&stdout(&out), "change_mf02");
+    assert_eq!(change.len(), rows.len());
+    assert!(change[0].is_nan(), "nothing before the first event");
+    for (i, got) in change.iter().enumerate().skip(1) {
+        let t = rows[i].0;
+        let before: Vec<f64> = rows[..i]
+            .iter()
+            .filter(|r| (t - 1000..=t - 1).contains(&r.0))
+            .map(|r| r.2)
+            .collect();
+        assert!(
+            close(*got, rows[i].2 / average(&before) - 1.0),
+            "change row {i}"
+        );
+    }
+
     // The sample's additive flags are all 0: no change, so no row.
     let out = run(&["--format", "csv", "-f", &query_file("debs_q1.sql", &sample)]);
     assert!(out.status.success(), "{}", stderr(&out));
