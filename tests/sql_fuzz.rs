@@ -103,6 +103,8 @@ const SEEDS: &[&str] = &[
     "SELECT abs(v), coalesce(v, 0), concat(key, 'x'), max(round(v)) OVER (ROWS 2 PRECEDING) FROM s WHERE abs(v) > 0",
     "SELECT d.key, max(dv) OVER (RANGE '10s') FROM (SELECT ts, key, v - lag(v) OVER (ROWS 1 PRECEDING) AS dv FROM s GROUP BY key) AS d GROUP BY key",
     "WITH a AS (SELECT ts AS t, key, avg(v) OVER (ROWS 3 PRECEDING) AS m FROM s GROUP BY key QUALIFY m > 0), b AS (SELECT t, key, sum(m) OVER (RANGE '5s') AS x FROM a GROUP BY key) SELECT * FROM b WHERE x > 1",
+    "SELECT key, v - avg(v) OVER (ROWS BETWEEN 100 PRECEDING AND 1 PRECEDING), approx_median(v) OVER (ROWS BETWEEN 999 PRECEDING AND 999 PRECEDING) FROM s GROUP BY key",
+    "SELECT max(v) OVER (ORDER BY ts RANGE BETWEEN INTERVAL '10' SECOND PRECEDING AND INTERVAL '1' SECOND PRECEDING), count(*) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND 2 PRECEDING) FROM s",
 ];
 
 /// Tokens that may stand in for one another without breaking the syntax, so
