@@ -2865,6 +2865,23 @@ fn a_frame_may_end_some_rows_or_some_time_before_the_current_row() {
     }
     // The rows waiting outside the window keep their own: nothing shares.
     assert!(!plan.contains("Shared:"), "{plan}");
+    // `0 PRECEDING` and `0 FOLLOWING` are the current row.
+    let plan = engine
+        .explain(
+            "SELECT sum(v) OVER (ROWS BETWEEN 3 PRECEDING AND 0 PRECEDING), \
+             max(v) OVER (ROWS BETWEEN 3 PRECEDING AND 0 FOLLOWING), \
+             min(v) OVER (ORDER BY ts RANGE BETWEEN '5s' PRECEDING AND '0s' FOLLOWING) FROM s",
+        )
+        .unwrap();
+    assert!(
+        plan.contains("Window 0: keys (global), ROWS 3 PRECEDING\n"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("Window 1: keys (global), RANGE '5s' PRECEDING,"),
+        "{plan}"
+    );
+    assert_eq!(plan.matches("Window ").count(), 2, "{plan}");
 }
 
 #[test]

@@ -241,8 +241,16 @@ enum Back {
 
 /// Reads a frame bound; `rows` for a ROWS frame, else RANGE.
 fn frame_bound(bound: &WindowFrameBound, rows: bool) -> Result<Back, SqlError> {
+    let back = |expr: &ast::Expr| match rows {
+        true => rows_back(expr),
+        false => range_back(expr).map(|ms| ms.unsigned_abs()),
+    };
     let expr = match bound {
         WindowFrameBound::CurrentRow => return Ok(Back::By(0)),
+        // `0 FOLLOWING` is the current row; a later one cannot be waited for.
+        WindowFrameBound::Following(Some(e)) if back(e).is_ok_and(|by| by == 0) => {
+            return Ok(Back::By(0));
+        }
         WindowFrameBound::Following(_) => {
             return Err(SqlError::unsupported(
                 "FOLLOWING bounds (a stream cannot wait for later rows)",
@@ -251,10 +259,7 @@ fn frame_bound(bound: &WindowFrameBound, rows: bool) -> Result<Back, SqlError> {
         WindowFrameBound::Preceding(None) => return Ok(Back::Unbounded),
         WindowFrameBound::Preceding(Some(e)) => e.as_ref(),
     };
-    match rows {
-        true => rows_back(expr).map(Back::By),
-        false => range_back(expr).map(|ms| Back::By(ms.unsigned_abs())),
-    }
+    back(expr).map(Back::By)
 }
 
 /// `n` of `ROWS n PRECEDING`.
