@@ -10,11 +10,10 @@ use arrow_array::{ArrayRef, BooleanArray};
 use sliq_aggregates::{
     Aggregate, AggregateVisitor, OutputSink, OutputType, OutputValue, PanedAggregate,
 };
+use sliq_sql::Frame;
 use sliq_swag::{
     ChunkedDeque, Daba, DabaLite, FifoAggregator, PanedWindow, Recalc, TwoStacks, TwoStacksLite,
 };
-
-use sliq_sql::Frame;
 
 use crate::columns::{ArrowColumns, ArrowSink};
 use crate::frame::FramePass;
@@ -307,9 +306,10 @@ impl<T: Send> WaitingRows<T> for ChunkedDeque<T> {
 }
 
 /// Rows waiting by count, for short delays (below [`RING_MAX_ROWS`]): at
-/// most `k + 1`, so a ring allocated once at that size, which never grows (a chunked deque of one or two rows links
-/// and recycles a block every few rows: the engine bench's `max` over ROWS
-/// BETWEEN 999 AND 1 PRECEDING took 5 % more instructions with one).
+/// most `k + 1`, so a ring allocated once at that size, which never grows.
+/// (A chunked deque of one or two rows links and recycles a block every few
+/// rows: the engine bench's `max` over ROWS BETWEEN 999 AND 1 PRECEDING took
+/// 6 % more instructions with one.)
 impl<T: Send> WaitingRows<T> for VecDeque<T> {
     fn with_room(rows: usize) -> Self {
         VecDeque::with_capacity(rows)
