@@ -773,6 +773,37 @@ fn late_rows_emit_null_and_are_counted_or_rejected() {
     );
 }
 
+/// A frame ending before the current row knows its key's newest event time
+/// while that row still waits outside the window.
+#[test]
+fn a_late_row_is_found_behind_rows_still_waiting_to_enter_the_window() {
+    let (strict, s) = engine_with_s_and(
+        StreamOptions::default()
+            .event_time("ts")
+            .on_late(OnLate::Error),
+    );
+    let q = strict
+        .query(
+            "SELECT count(*) OVER (RANGE BETWEEN '10s' PRECEDING AND '5s' PRECEDING) AS c \
+             FROM s GROUP BY key",
+        )
+        .unwrap();
+    s.push(batch(&[(5_000, Some("a"), None)])).unwrap();
+    let err = s.push(batch(&[(4_000, Some("a"), None)])).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "batch rejected by stream 's': 1 late row(s), the first at row 0 (event time 4000 < 5000 already seen for its key)"
+    );
+    s.push(batch(&[
+        (9_000, Some("a"), None),
+        (10_000, Some("a"), None),
+    ]))
+    .unwrap();
+    assert_eq!(ints(&q.recv().unwrap(), "c"), vec![Some(0)]);
+    // At 10 s, the row of 5 s has entered the window; the one of 9 s waits.
+    assert_eq!(ints(&q.recv().unwrap(), "c"), vec![Some(0), Some(1)]);
+}
+
 /// A NULL event time places a row in no RANGE window: it is late, and under
 /// `on_late = 'error'` the message says it is NULL.
 #[test]
