@@ -1695,6 +1695,24 @@ fn user_defined_aggregates_run_like_builtins() {
         .map(|s| s.unwrap_or_default())
         .collect();
     assert_eq!(got, vec!["a", "ab", "aba", "baa", "aaa", "aab"]);
+    // Over frames ending before the current row, in order.
+    let q = engine
+        .query(
+            "SELECT concat_keys(key) OVER (ROWS BETWEEN 3 PRECEDING AND 1 PRECEDING) AS before, \
+             concat_keys(key) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND 2 PRECEDING) AS early \
+             FROM s",
+        )
+        .unwrap();
+    s.push(batch(ROWS)).unwrap();
+    let out = q.recv().unwrap();
+    let column = |name: &str| -> Vec<String> {
+        strings(&out, name)
+            .into_iter()
+            .map(|s| s.unwrap_or_default())
+            .collect()
+    };
+    assert_eq!(column("before"), ["", "a", "ab", "aba", "baa", "aaa"]);
+    assert_eq!(column("early"), ["", "", "a", "ab", "aba", "abaa"]);
     assert!(
         engine
             .explain("SELECT concat_keys(key) OVER (ROWS 2 PRECEDING) FROM s")
