@@ -12,11 +12,11 @@ use proptest::prelude::*;
 use sliq::{Engine, StreamOptions, WindowAlgorithm};
 
 /// A frame from its start to its end before the current row (0: the
-/// current row), in rows or milliseconds.
+/// current row), in rows or milliseconds; `None` for UNBOUNDED PRECEDING.
 #[derive(Clone, Debug)]
 enum FrameSpec {
     Rows(u64, u64),
-    Range(i64, i64),
+    Range(Option<i64>, i64),
     Unbounded(u64),
 }
 
@@ -29,8 +29,11 @@ impl FrameSpec {
         match self {
             FrameSpec::Rows(n, 0) => format!("ROWS {n} PRECEDING"),
             FrameSpec::Rows(n, k) => format!("ROWS BETWEEN {n} PRECEDING AND {k} PRECEDING"),
-            FrameSpec::Range(ms, e) => {
+            FrameSpec::Range(Some(ms), e) => {
                 format!("RANGE BETWEEN {ms} PRECEDING AND {}", end(*e as u64))
+            }
+            FrameSpec::Range(None, e) => {
+                format!("RANGE BETWEEN UNBOUNDED PRECEDING AND {}", end(*e as u64))
             }
             FrameSpec::Unbounded(k) => {
                 format!("ROWS BETWEEN UNBOUNDED PRECEDING AND {}", end(*k))
@@ -111,7 +114,11 @@ fn expected(
                     history.push((key, ts, v));
                     let window: Vec<Option<f64>> = history
                         .iter()
-                        .filter(|(k, t, _)| *k == key && (ts - width..=ts - end).contains(t))
+                        .filter(|(k, t, _)| {
+                            *k == key
+                                && *t <= ts - end
+                                && width.is_none_or(|width| *t >= ts - width)
+                        })
                         .map(|(_, _, v)| *v)
                         .collect();
                     aggregate(&window)
@@ -175,14 +182,15 @@ fn rows() -> impl Strategy<Value = Vec<Row>> {
 fn frame() -> impl Strategy<Value = FrameSpec> {
     prop_oneof![
         (0u64..6).prop_map(|n| FrameSpec::Rows(n, 0)),
-        (0i64..25).prop_map(|ms| FrameSpec::Range(ms, 0)),
+        (0i64..25).prop_map(|ms| FrameSpec::Range(Some(ms), 0)),
         Just(FrameSpec::Unbounded(0)),
         (1u64..6)
             .prop_flat_map(|n| (Just(n), 1..=n))
             .prop_map(|(n, k)| FrameSpec::Rows(n, k)),
         (1i64..25)
             .prop_flat_map(|ms| (Just(ms), 1..=ms))
-            .prop_map(|(ms, e)| FrameSpec::Range(ms, e)),
+            .prop_map(|(ms, e)| FrameSpec::Range(Some(ms), e)),
+        (1i64..25).prop_map(|e| FrameSpec::Range(None, e)),
         (1u64..4).prop_map(FrameSpec::Unbounded),
     ]
 }

@@ -221,13 +221,14 @@ pub enum FrameState {
         width: i64,
         times: Vec<ChunkedDeque<i64>>,
     },
-    /// `RANGE BETWEEN start PRECEDING AND end PRECEDING`: per key, the
-    /// event times in the window (`≥ t − start`) and those waiting to enter
-    /// it (`> t − end`), where `t` is the key's newest.
+    /// `RANGE BETWEEN start PRECEDING AND end PRECEDING` (`start` is
+    /// `None` for `UNBOUNDED PRECEDING`): per key, the event times in the
+    /// window (`≥ t − start`) and those waiting to enter it (`> t − end`),
+    /// where `t` is the key's newest.
     RangeBefore {
-        start: i64,
+        start: Option<i64>,
         end: i64,
-        times: Vec<(ChunkedDeque<i64>, ChunkedDeque<i64>)>,
+        times: Vec<TimesBefore>,
     },
 }
 
@@ -257,7 +258,12 @@ impl FrameState {
                 times: Vec::new(),
             },
             Frame::RangeBefore { start, end } => FrameState::RangeBefore {
-                start,
+                start: Some(start),
+                end,
+                times: Vec::new(),
+            },
+            Frame::UnboundedBeforeTime(end) => FrameState::RangeBefore {
+                start: None,
                 end,
                 times: Vec::new(),
             },
@@ -306,10 +312,7 @@ impl FrameState {
     fn newest(&self, key: u32) -> Option<i64> {
         match self {
             FrameState::Range { times, .. } => times.get(key as usize)?.back().copied(),
-            FrameState::RangeBefore { times, .. } => {
-                let (window, waiting) = times.get(key as usize)?;
-                waiting.back().or(window.back()).copied()
-            }
+            FrameState::RangeBefore { times, .. } => times.get(key as usize)?.newest,
             FrameState::Rows { .. } => None,
         }
     }
@@ -496,39 +499,24 @@ impl FrameState {
             } => {
                 let event_times = times.unwrap_or(&[]);
                 for (i, &key) in visit_keys.iter().enumerate() {
-                    let (window, waiting) = &mut held[key as usize];
+                    let key_times = &mut held[key as usize];
                     let row = order.get(i).map_or(i, |&row| row as usize);
                     let t = event_times.get(row).copied().flatten();
                     // A restarting key's rows all leave; then none is late.
                     let forgotten = match t.is_some() && restarts_at(i) {
                         true => {
-                            let rows = std::mem::take(window).len() + std::mem::take(waiting).len();
+                            let rows = std::mem::take(key_times).rows();
                             u32::try_from(rows).unwrap_or(u32::MAX)
                         }
                         false => 0,
                     };
-                    let newest = waiting.back().or(window.back()).copied();
                     match t {
-                        Some(t) if newest.is_none_or(|newest| t >= newest) => {
-                            waiting.push_back(t);
-                            let (admit_to, keep_from) =
-                                (t.saturating_sub(*end), t.saturating_sub(*start));
-                            let mut admitted = 0;
-                            while let Some(&oldest) = waiting.front().filter(|&&o| o <= admit_to) {
-                                waiting.pop_front();
-                                window.push_back(oldest);
-                                admitted += 1;
-                            }
-                            let mut evicted = forgotten;
-                            while window.front().is_some_and(|&oldest| oldest < keep_from) {
-                                window.pop_front();
-                                evicted += 1;
-                            }
-                            debug_assert!(waiting.front().is_none_or(|&o| o >= keep_from));
-                            evictions.push(evicted);
+                        Some(t) if key_times.newest.is_none_or(|newest| t >= newest) => {
+                            let (admitted, evicted) = key_times.advance(t, *start, *end);
+                            evictions.push(forgotten + evicted);
                             admissions.push(admitted);
                             if count_rows {
-                                lengths.push(window.len() as u64);
+                                lengths.push(key_times.in_window);
                             }
                             late.push(false);
                         }
@@ -545,6 +533,61 @@ impl FrameState {
                 }
             }
         }
+    }
+}
+
+/// A key's event times under a RANGE frame ending before the current row.
+#[derive(Default)]
+pub struct TimesBefore {
+    /// The times in the window, oldest first; kept only when the frame has
+    /// a start, by which they leave.
+    window: ChunkedDeque<i64>,
+    /// Rows in the window.
+    in_window: u64,
+    /// The times waiting to enter the window, oldest first.
+    waiting: ChunkedDeque<i64>,
+    /// The newest time, by which a row is late.
+    newest: Option<i64>,
+}
+
+impl TimesBefore {
+    /// Rows held: in the window and waiting.
+    fn rows(&self) -> u64 {
+        self.in_window + self.waiting.len() as u64
+    }
+
+    /// Takes in a row at time `t` (not late): the waiting rows up to
+    /// `t − end` enter the window, then the window's rows before
+    /// `t − start` leave it. Returns how many entered and how many left.
+    fn advance(&mut self, t: i64, start: Option<i64>, end: i64) -> (u32, u32) {
+        self.newest = Some(t);
+        self.waiting.push_back(t);
+        let admit_to = t.saturating_sub(end);
+        let mut admitted = 0;
+        while let Some(&oldest) = self.waiting.front().filter(|&&o| o <= admit_to) {
+            self.waiting.pop_front();
+            if start.is_some() {
+                self.window.push_back(oldest);
+            }
+            self.in_window += 1;
+            admitted += 1;
+        }
+        let mut evicted = 0;
+        if let Some(start) = start {
+            let keep_from = t.saturating_sub(start);
+            while self
+                .window
+                .front()
+                .is_some_and(|&oldest| oldest < keep_from)
+            {
+                self.window.pop_front();
+                self.in_window -= 1;
+                evicted += 1;
+            }
+            debug_assert!(self.waiting.front().is_none_or(|&o| o >= keep_from));
+        }
+        debug_assert!(start.is_none() || self.in_window == self.window.len() as u64);
+        (admitted, evicted)
     }
 }
 

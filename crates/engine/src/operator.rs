@@ -269,7 +269,7 @@ impl Delay {
     pub fn of(frame: &Frame) -> Self {
         match *frame {
             Frame::RowsBefore { end, .. } | Frame::UnboundedBefore(end) => Delay::Rows(end),
-            Frame::RangeBefore { .. } => Delay::Time,
+            Frame::RangeBefore { .. } | Frame::UnboundedBeforeTime(_) => Delay::Time,
             Frame::Rows(_) | Frame::Range(_) | Frame::Unbounded => Delay::None,
         }
     }
@@ -563,7 +563,12 @@ impl<A: Aggregate, Q: WaitingRows<A::Agg>> AggregateOperator for RunningOperator
             if let Some(&ahead) = key_ids.get(row + PREFETCH_SLOTS) {
                 sliq_swag::prefetch_value(self.totals.as_ptr().wrapping_add(ahead as usize));
             }
-            debug_assert!(!frame.late[row]);
+            // Late rows come only with an event time (RANGE BETWEEN
+            // UNBOUNDED PRECEDING AND d PRECEDING).
+            if frame.late[row] {
+                results.push_null();
+                continue;
+            }
             let total = &mut self.totals[key as usize];
             if frame.evictions[row] > 0 {
                 // The key starts afresh (`key_ttl`).

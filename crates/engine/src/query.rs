@@ -173,7 +173,7 @@ fn frame_rows(frame: &Frame) -> Option<u64> {
         Frame::Rows(n) => Some(n.saturating_add(1)),
         Frame::RowsBefore { start, end } => Some(start.saturating_sub(end).saturating_add(1)),
         Frame::Range(_) | Frame::RangeBefore { .. } => None,
-        Frame::Unbounded | Frame::UnboundedBefore(_) => None,
+        Frame::Unbounded | Frame::UnboundedBefore(_) | Frame::UnboundedBeforeTime(_) => None,
     }
 }
 

@@ -39,13 +39,19 @@ pub enum Frame {
     /// `ROWS BETWEEN UNBOUNDED PRECEDING AND end PRECEDING`, `end ≥ 1`:
     /// every row of the key but the `end` latest.
     UnboundedBefore(u64),
+    /// `RANGE BETWEEN UNBOUNDED PRECEDING AND end PRECEDING`, `end > 0`
+    /// milliseconds: the key's rows with event time up to `t − end`.
+    UnboundedBeforeTime(i64),
 }
 
 impl Frame {
     /// Whether no row ever leaves the frame by age (`UNBOUNDED PRECEDING`),
     /// so its aggregates keep a running total per key instead of a window.
     pub fn is_unbounded(&self) -> bool {
-        matches!(self, Frame::Unbounded | Frame::UnboundedBefore(_))
+        matches!(
+            self,
+            Frame::Unbounded | Frame::UnboundedBefore(_) | Frame::UnboundedBeforeTime(_)
+        )
     }
 
     /// Whether the frame ends before the current row: a key's latest rows
@@ -53,13 +59,19 @@ impl Frame {
     pub fn ends_before_current_row(&self) -> bool {
         matches!(
             self,
-            Frame::RowsBefore { .. } | Frame::RangeBefore { .. } | Frame::UnboundedBefore(_)
+            Frame::RowsBefore { .. }
+                | Frame::RangeBefore { .. }
+                | Frame::UnboundedBefore(_)
+                | Frame::UnboundedBeforeTime(_)
         )
     }
 
     /// Whether the frame reaches back by event time (`RANGE`).
     pub fn is_range(&self) -> bool {
-        matches!(self, Frame::Range(_) | Frame::RangeBefore { .. })
+        matches!(
+            self,
+            Frame::Range(_) | Frame::RangeBefore { .. } | Frame::UnboundedBeforeTime(_)
+        )
     }
 }
 
@@ -81,6 +93,11 @@ impl fmt::Display for Frame {
             Frame::UnboundedBefore(end) => {
                 write!(f, "ROWS BETWEEN UNBOUNDED PRECEDING AND {end} PRECEDING")
             }
+            Frame::UnboundedBeforeTime(end) => write!(
+                f,
+                "RANGE BETWEEN UNBOUNDED PRECEDING AND {} PRECEDING",
+                format_duration(*end)
+            ),
         }
     }
 }

@@ -194,14 +194,12 @@ impl AggregatePlanner<'_> {
             }
         };
         let Back::By(start) = start else {
-            return match (end, rows) {
-                (0, _) => Ok(Frame::Unbounded),
-                (k, true) => Ok(Frame::UnboundedBefore(k)),
-                (_, false) => Err(SqlError::unsupported(
-                    "RANGE BETWEEN UNBOUNDED PRECEDING AND a duration PRECEDING (a ROWS frame \
-                     can end before the current row from UNBOUNDED PRECEDING)",
-                )),
-            };
+            // Durations are at most 2^62 ms.
+            return Ok(match (end, rows) {
+                (0, _) => Frame::Unbounded,
+                (k, true) => Frame::UnboundedBefore(k),
+                (ms, false) => Frame::UnboundedBeforeTime(ms as i64),
+            });
         };
         if end > start {
             let back = |by: u64| match (by, rows) {
