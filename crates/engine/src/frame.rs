@@ -513,7 +513,7 @@ impl FrameState {
                     match t {
                         Some(t) if key_times.newest.is_none_or(|newest| t >= newest) => {
                             let (admitted, evicted) = key_times.advance(t, *start, *end);
-                            evictions.push(forgotten + evicted);
+                            evictions.push(forgotten.saturating_add(evicted));
                             admissions.push(admitted);
                             if count_rows {
                                 lengths.push(key_times.in_window);
