@@ -273,6 +273,18 @@ impl Delay {
             Frame::Rows(_) | Frame::Range(_) | Frame::Unbounded => Delay::None,
         }
     }
+
+    /// The room of the ring that holds the waiting rows of a short ROWS
+    /// delay (below [`RING_MAX_ROWS`]): a row waits until k younger ones
+    /// are in, so with the new row k + 1 wait for a moment. `None` when
+    /// they wait in a chunked deque (longer delays, RANGE frames) or not at
+    /// all.
+    fn ring_room(self) -> Option<usize> {
+        match self {
+            Delay::Rows(k) if k < RING_MAX_ROWS => Some(k as usize + 1),
+            Delay::Rows(_) | Delay::Time | Delay::None => None,
+        }
+    }
 }
 
 /// A queue of rows waiting to enter a key's window.
@@ -532,12 +544,10 @@ fn running_operator<A: Aggregate>(
             output,
         })
     }
-    match delay {
-        Delay::None => with::<A, VecDeque<A::Agg>>(aggregate, output, None),
-        Delay::Rows(k) if k < RING_MAX_ROWS => {
-            with::<A, VecDeque<A::Agg>>(aggregate, output, Some(k as usize + 1))
-        }
-        Delay::Rows(_) | Delay::Time => with::<A, ChunkedDeque<A::Agg>>(aggregate, output, Some(0)),
+    match (delay, delay.ring_room()) {
+        (Delay::None, _) => with::<A, VecDeque<A::Agg>>(aggregate, output, None),
+        (_, Some(room)) => with::<A, VecDeque<A::Agg>>(aggregate, output, Some(room)),
+        (_, None) => with::<A, ChunkedDeque<A::Agg>>(aggregate, output, Some(0)),
     }
 }
 
@@ -744,15 +754,12 @@ where
             output,
         })
     }
-    match delay {
-        Delay::None => boxed::<A, K>(aggregate, shape, output),
-        // A row waits until k younger ones are in: with the new row, k + 1
-        // wait for a moment.
-        Delay::Rows(k) if k < RING_MAX_ROWS => {
-            let room = k as usize + 1;
+    match (delay, delay.ring_room()) {
+        (Delay::None, _) => boxed::<A, K>(aggregate, shape, output),
+        (_, Some(room)) => {
             boxed::<A, Delayed<A, K, VecDeque<K::Item>>>(aggregate, (shape, room), output)
         }
-        Delay::Rows(_) | Delay::Time => {
+        (_, None) => {
             boxed::<A, Delayed<A, K, ChunkedDeque<K::Item>>>(aggregate, (shape, 0), output)
         }
     }
