@@ -632,6 +632,41 @@ fn statements_create_describe_show_insert_set_drop() {
 }
 
 #[test]
+fn show_queries_and_explain_give_the_query_as_written() {
+    let (engine, _s) = engine_with_s();
+    let written = "select key,  MAX(v) over (range '10s') AS m\n  FROM s GROUP BY key";
+    let executed = engine
+        .execute(&format!("SHOW STREAMS;\n{written} ;"))
+        .expect("query");
+    let Some(Executed::Query(_q)) = executed.last() else {
+        panic!("{executed:?}");
+    };
+    let queries = engine.queries();
+    assert_eq!(queries.len(), 1);
+    assert_eq!(queries[0].sql, written);
+
+    // EXPLAIN's header puts it on one line; a subquery keeps its own text.
+    let plan = engine
+        .explain(&format!(
+            "SELECT key, count(*) OVER (ROWS 2 PRECEDING) FROM ({written}) GROUP BY key"
+        ))
+        .expect("explain");
+    assert!(
+        plan.starts_with(
+            "ContinuousQuery: SELECT key, count(*) OVER (ROWS 2 PRECEDING) FROM (select key,  \
+             MAX(v) over (range '10s') AS m FROM s GROUP BY key) GROUP BY key\n"
+        ),
+        "{plan}"
+    );
+    assert!(
+        plan.contains(
+            "\n    ContinuousQuery: select key,  MAX(v) over (range '10s') AS m FROM s GROUP BY key\n"
+        ),
+        "{plan}"
+    );
+}
+
+#[test]
 fn execute_each_hands_over_each_result_before_the_next_statement_runs() {
     let engine = Engine::new();
     let mut seen = Vec::new();

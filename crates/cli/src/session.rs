@@ -324,7 +324,13 @@ impl Session {
                 }
                 let mut text = String::new();
                 for q in queries {
-                    let _ = writeln!(text, "{}: {} [{}]", q.id, q.sql, q.stream);
+                    let _ = writeln!(
+                        text,
+                        "{}: {} [{}]",
+                        q.id,
+                        sliq_sql::single_line(&q.sql),
+                        q.stream
+                    );
                 }
                 self.output.write_all(text.as_bytes())?;
             }
@@ -784,7 +790,7 @@ fn timely_report(run: &TimelyRun) -> String {
     let stats = &run.stats;
     let mut out = format!(
         "timely run of {}: partitioned by {}, {} rows read here, {} rows out, watermark {}\n",
-        run.sql,
+        sliq_sql::single_line(&run.sql),
         if stats.partition_key.is_empty() {
             "nothing (one worker holds every window)".to_string()
         } else {

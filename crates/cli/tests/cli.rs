@@ -1011,6 +1011,21 @@ fn empty_listings_say_so_on_stderr() {
 }
 
 #[test]
+fn show_queries_lists_each_query_as_written_on_one_line() {
+    let out = run(&[
+        "-c",
+        "CREATE STREAM s (ts BIGINT, key VARCHAR, v DOUBLE) WITH (event_time = 'ts');\n\
+         select key, max(v) over (range '10s') AS m\n   FROM s GROUP BY key;\n\
+         SHOW QUERIES;",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "key,m\n1: select key, max(v) over (range '10s') AS m FROM s GROUP BY key [s]\n"
+    );
+}
+
+#[test]
 fn statement_errors_exit_1_with_a_caret_and_bad_arguments_exit_2() {
     let out = run(&[
         "-c",

@@ -49,6 +49,7 @@ pub use parser::{DurationError, SliqDialect, duration_ms, parse_duration_ms, par
 pub use plan::{
     AggregateCall, AggregateFunction, Catalog, Frame, QueryPlan, Statement, StreamDefinition,
     StreamOption, UserAggregate, WindowGroup, aggregate_column, format_duration, mark_column,
+    single_line,
 };
 pub use planner::{output_arrow_type, plan_parsed, plan_sql};
 pub use types::{arrow_type, canonical_arrow_type, sql_type_name, value_type};

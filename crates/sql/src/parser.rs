@@ -8,10 +8,10 @@
 
 use std::ops::ControlFlow;
 
-use sqlparser::ast::{self, Statement, Visit, Visitor};
+use sqlparser::ast::{self, Spanned, Statement, Visit, Visitor};
 use sqlparser::dialect::Dialect;
 use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
+use sqlparser::tokenizer::{self, Token, TokenWithSpan, Tokenizer};
 
 use crate::error::{Location, SqlError, SqlErrorKind};
 
@@ -146,6 +146,45 @@ fn parse_and_check(sql: &str) -> Result<Vec<Statement>, SqlError> {
         }
     }
     Ok(statements)
+}
+
+/// `query` as its author wrote it: the part of `script` (the text it was
+/// parsed from) that its span covers, when that part parses back to the same
+/// tree, and sqlparser's rendering of the tree otherwise (sqlparser does not
+/// span every node). So `SHOW QUERIES` and `EXPLAIN` show `RANGE '10s'`,
+/// not `RANGE INTERVAL '10s' PRECEDING`.
+pub(crate) fn written_text(query: &ast::Query, script: &str) -> String {
+    let span = query.span();
+    let written = byte_offset(script, span.start)
+        .zip(byte_offset(script, span.end))
+        .and_then(|(start, end)| script.get(start..end));
+    match written {
+        Some(text)
+            if matches!(parse_statements(text).as_deref(),
+                        Ok([Statement::Query(parsed)]) if **parsed == *query) =>
+        {
+            text.to_string()
+        }
+        _ => query.to_string(),
+    }
+}
+
+/// The byte offset in `text` of `location`: a 1-based line and a 1-based
+/// column counted in characters, as sqlparser counts them (a span's end is
+/// the column after its last character).
+fn byte_offset(text: &str, location: tokenizer::Location) -> Option<usize> {
+    let line = usize::try_from(location.line).ok()?.checked_sub(1)?;
+    let column = usize::try_from(location.column).ok()?.checked_sub(1)?;
+    let line_start = match line {
+        0 => 0,
+        n => text.match_indices('\n').nth(n - 1)?.0 + 1,
+    };
+    let rest = &text[line_start..];
+    rest.char_indices()
+        .map(|(at, _)| at)
+        .chain(std::iter::once(rest.len()))
+        .nth(column)
+        .map(|at| line_start + at)
 }
 
 /// Walks a statement's trees no deeper than the limits allow, breaking
@@ -388,6 +427,65 @@ mod tests {
     fn or_chain(n: usize) -> String {
         let terms: Vec<String> = (0..n).map(|i| format!("v > {i}")).collect();
         format!("SELECT v FROM s WHERE {}", terms.join(" OR "))
+    }
+
+    /// The text of each statement of `script`, a query each.
+    fn written_texts(script: &str) -> Vec<String> {
+        parse_statements(script)
+            .unwrap()
+            .iter()
+            .map(|statement| match statement {
+                Statement::Query(q) => written_text(q, script),
+                other => panic!("not a query: {other}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_query_keeps_its_text_as_written() {
+        let script =
+            "SELECT 1;\n  select key,  MAX(v) over (range '10s') AS m\n  FROM s GROUP BY key ;";
+        assert_eq!(
+            written_texts(script),
+            [
+                "SELECT 1",
+                "select key,  MAX(v) over (range '10s') AS m\n  FROM s GROUP BY key"
+            ]
+        );
+        // Characters past ASCII before and inside the query count as one
+        // column each.
+        assert_eq!(
+            written_texts("SELECT 'é;ü';\nSELECT 'ß', v FROM s"),
+            ["SELECT 'é;ü'", "SELECT 'ß', v FROM s"]
+        );
+    }
+
+    #[test]
+    fn queries_inside_queries_keep_their_text_too() {
+        let text = |query: &ast::Query, script: &str| written_text(query, script);
+        let script = "WITH w AS (SELECT key, v  FROM s) \
+                      SELECT * FROM (select key, max(v) OVER (ROWS 3 PRECEDING) m FROM w) t";
+        let Statement::Query(outer) = &parse_statements(script).unwrap()[0] else {
+            panic!("not a query");
+        };
+        assert_eq!(text(outer, script), script);
+        assert_eq!(
+            text(&outer.with.as_ref().unwrap().cte_tables[0].query, script),
+            "SELECT key, v  FROM s"
+        );
+        let ast::SetExpr::Select(select) = outer.body.as_ref() else {
+            panic!("not a SELECT");
+        };
+        let ast::TableFactor::Derived { subquery, .. } = &select.from[0].relation else {
+            panic!("not a subquery");
+        };
+        assert_eq!(
+            text(subquery, script),
+            "select key, max(v) OVER (ROWS 3 PRECEDING) m FROM w"
+        );
+        // A span that does not give the query back falls back to its
+        // rendering.
+        assert_eq!(text(subquery, "SELECT 1"), subquery.to_string());
     }
 
     #[test]

@@ -209,10 +209,21 @@ pub struct AggregateCall {
     pub display: String,
 }
 
+/// `sql` on one line, for lists and headers: each line break, with the
+/// spaces around it, becomes one space (inside a string constant too).
+pub fn single_line(sql: &str) -> String {
+    sql.split('\n')
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// A planned continuous query.
 #[derive(Clone, Debug)]
 pub struct QueryPlan {
-    /// The query text.
+    /// The query text as written (see [`single_line`] to show it on one
+    /// line).
     pub sql: String,
     /// The stream the rows come from (through `input`, when there is one).
     pub stream: String,
@@ -306,7 +317,7 @@ impl QueryPlan {
     /// window algorithm the engine will run.
     pub fn explain(&self, algorithm: &str) -> String {
         let mut out = String::new();
-        out.push_str(&format!("ContinuousQuery: {}\n", self.sql.trim()));
+        out.push_str(&format!("ContinuousQuery: {}\n", single_line(&self.sql)));
         match &self.input {
             None => out.push_str(&format!(
                 "  Source: stream {} ({})\n",

@@ -41,7 +41,7 @@ pub fn plan_parsed(
     sql: &str,
     catalog: &dyn Catalog,
 ) -> Result<Statement, SqlError> {
-    plan_statement(statement, catalog).map_err(|e| e.with_source(sql))
+    plan_statement(statement, sql, catalog).map_err(|e| e.with_source(sql))
 }
 
 fn object_name(name: &ObjectName) -> String {
@@ -56,19 +56,20 @@ fn object_name(name: &ObjectName) -> String {
         .join(".")
 }
 
-fn plan_statement(stmt: &ast::Statement, catalog: &dyn Catalog) -> Result<Statement, SqlError> {
+/// Plans `stmt`, one of the statements parsed from `script`.
+fn plan_statement(
+    stmt: &ast::Statement,
+    script: &str,
+    catalog: &dyn Catalog,
+) -> Result<Statement, SqlError> {
     use ast::Statement as S;
     match stmt {
         S::Query(query) => Ok(Statement::Query(Box::new(plan_query(
-            query,
-            &stmt.to_string(),
-            catalog,
+            query, script, catalog,
         )?))),
         S::Explain { statement, .. } => match statement.as_ref() {
             S::Query(query) => Ok(Statement::Explain(Box::new(plan_query(
-                query,
-                &statement.to_string(),
-                catalog,
+                query, script, catalog,
             )?))),
             other => Err(SqlError::unsupported(format!("EXPLAIN of {other}"))),
         },

@@ -15,6 +15,7 @@ use super::object_name;
 use super::source::Source;
 use crate::error::{Location, SqlError, SqlErrorKind};
 use crate::expr::{ExprConverter, Place, df_schema, location_of, span_location};
+use crate::parser::written_text;
 use crate::plan::{AggregateCall, Catalog, QueryPlan, aggregate_column};
 
 /// The select item that `name` is the alias of, unless a column of the
@@ -88,13 +89,13 @@ fn select_item_at<'a>(
     }
 }
 
-/// Plans a `SELECT` as a continuous query.
+/// Plans a `SELECT` parsed from `script` as a continuous query.
 pub(super) fn plan_query(
     query: &ast::Query,
-    sql: &str,
+    script: &str,
     catalog: &dyn Catalog,
 ) -> Result<QueryPlan, SqlError> {
-    plan_query_in(query, sql, catalog, &[], 0)
+    plan_query_in(query, script, catalog, &[], 0)
 }
 
 /// The most queries one query may read through, one inside the other
@@ -150,11 +151,11 @@ fn relations_read(query: &ast::Query) -> HashSet<String> {
     read
 }
 
-/// Plans `query` with the common table expressions `outer` in scope;
-/// `depth` queries read its results, one inside the other.
+/// Plans `query`, parsed from `script`, with the common table expressions
+/// `outer` in scope; `depth` queries read its results, one inside the other.
 pub(super) fn plan_query_in<'q>(
     query: &'q ast::Query,
-    sql: &str,
+    script: &str,
     catalog: &dyn Catalog,
     outer: &[Cte<'q>],
     depth: usize,
@@ -166,11 +167,11 @@ pub(super) fn plan_query_in<'q>(
         .or_at(location_of(query)));
     }
     let scope = scope_with(query, outer)?;
-    plan_unread_ctes(query, catalog, &scope, outer.len(), depth)?;
+    plan_unread_ctes(query, script, catalog, &scope, outer.len(), depth)?;
     let limit = limit_of(query)?;
     let select = match query.body.as_ref() {
         SetExpr::Select(select) => select,
-        SetExpr::Query(inner) => return plan_query_in(inner, sql, catalog, &scope, depth),
+        SetExpr::Query(inner) => return plan_query_in(inner, script, catalog, &scope, depth),
         body => {
             let what = match body {
                 SetExpr::SetOperation { .. } => "set operations (UNION, INTERSECT, EXCEPT)",
@@ -193,7 +194,7 @@ pub(super) fn plan_query_in<'q>(
         .or_at(location_of(having)));
     }
     let table = only_relation(select)?;
-    let source = Source::resolve(&table.relation, catalog, &scope, depth)?;
+    let source = Source::resolve(&table.relation, script, catalog, &scope, depth)?;
     let input_schema = Arc::clone(&source.schema);
     let converter = match &source.input {
         None => {
@@ -289,7 +290,7 @@ pub(super) fn plan_query_in<'q>(
             .cloned()
     });
     Ok(QueryPlan {
-        sql: sql.to_string(),
+        sql: written_text(query, script),
         stream: source.stream,
         input: source.input,
         input_schema,
@@ -359,6 +360,7 @@ fn item_name(e: &ast::Expr) -> String {
 /// nowhere is planned here, so that its errors are reported all the same.
 fn plan_unread_ctes(
     query: &ast::Query,
+    script: &str,
     catalog: &dyn Catalog,
     scope: &[Cte<'_>],
     outer: usize,
@@ -371,8 +373,7 @@ fn plan_unread_ctes(
     };
     for (i, cte) in scope.iter().enumerate().skip(outer) {
         if !read.contains(&cte.name.value.to_lowercase()) {
-            let sql = cte.query.to_string();
-            plan_query_in(cte.query, &sql, catalog, &scope[..i], depth + 1)?;
+            plan_query_in(cte.query, script, catalog, &scope[..i], depth + 1)?;
         }
     }
     Ok(())

@@ -29,11 +29,12 @@ pub(super) struct Source {
 }
 
 impl Source {
-    /// Resolves `FROM relation` against the catalog and the `WITH` queries in
-    /// `scope` (which hide streams of the same name), for a query that
-    /// `depth` queries read.
+    /// Resolves `FROM relation`, parsed from `script`, against the catalog
+    /// and the `WITH` queries in `scope` (which hide streams of the same
+    /// name), for a query that `depth` queries read.
     pub(super) fn resolve(
         relation: &TableFactor,
+        script: &str,
         catalog: &dyn Catalog,
         scope: &[Cte<'_>],
         depth: usize,
@@ -56,13 +57,8 @@ impl Source {
                     .rposition(|c| c.name.value.eq_ignore_ascii_case(&stream));
                 if let Some(i) = cte {
                     let alias = alias.or_else(|| Some(scope[i].name.value.clone()));
-                    let plan = plan_query_in(
-                        scope[i].query,
-                        &scope[i].query.to_string(),
-                        catalog,
-                        &scope[..i],
-                        depth + 1,
-                    )?;
+                    let plan =
+                        plan_query_in(scope[i].query, script, catalog, &scope[..i], depth + 1)?;
                     return Self::subquery(plan, alias, location_of(name));
                 }
                 let Some((schema, event_time)) = catalog.stream(&stream) else {
@@ -85,8 +81,7 @@ impl Source {
                 if *lateral {
                     return Err(SqlError::unsupported("LATERAL").or_at(location_of(relation)));
                 }
-                let plan =
-                    plan_query_in(subquery, &subquery.to_string(), catalog, scope, depth + 1)?;
+                let plan = plan_query_in(subquery, script, catalog, scope, depth + 1)?;
                 Self::subquery(plan, alias_name(alias)?, location_of(relation))
             }
             other => Err(SqlError::unsupported(format!("FROM {other}")).or_at(location_of(other))),
