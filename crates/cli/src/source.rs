@@ -26,6 +26,7 @@ mod lines;
 mod numbers;
 mod parquet_file;
 mod plain_csv;
+mod read_types;
 mod structural;
 
 use clients::{ClientLines, SharedClientLines};

@@ -465,6 +465,50 @@ fn malformed_csv_lines_fail_with_their_line_number_or_are_skipped() {
 }
 
 #[test]
+fn numbers_past_doubles_range_are_malformed_and_infinities_read() {
+    // `1e400` is no DOUBLE (PostgreSQL and DuckDB refuse it too); `inf`
+    // and `Infinity`, which sliq's own CSV and JSON output write, are.
+    let query = "SELECT seq, v FROM s;";
+    let csv_stream =
+        "CREATE STREAM s (seq BIGINT, v DOUBLE) WITH (path = '{path}', on_error = 'skip');";
+    for (name, text) in [
+        (
+            "range.csv",
+            &b"seq,v\n0,1.5\n1,1e400\n2,-inf\n3,Infinity\n"[..],
+        ),
+        // Quoted cells go through arrow-csv.
+        (
+            "range_quoted.csv",
+            b"seq,v\n0,\"1.5\"\n1,\"1e400\"\n2,-inf\n3,Infinity\n",
+        ),
+    ] {
+        let out = csv_script(name, text, &format!("{csv_stream} {query}"));
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(stdout(&out), "seq,v\n0,1.5\n2,-inf\n3,inf\n", "{name}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("line 3: column 'v' (DOUBLE): cannot read '1e400' (out of range)"),
+            "{name}: {err}"
+        );
+    }
+    let out = csv_script(
+        "range_json.jsonl",
+        b"{\"seq\":0,\"v\":1.5,\"k\":\"a\"}\n{\"seq\":1,\"v\":-1e400}\n\
+          {\"seq\":2,\"v\":\"-Infinity\",\"k\":7}\n{\"seq\":3,\"v\":\"2.5\",\"k\":true}\n",
+        "CREATE STREAM s (seq BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}', format = 'jsonl', \
+         on_error = 'skip'); SELECT seq, k, v FROM s;",
+    );
+    // A number or a boolean in a VARCHAR field is its text, as in DuckDB.
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "seq,k,v\n0,a,1.5\n2,7,-inf\n3,true,2.5\n");
+    let err = stderr(&out);
+    assert!(
+        err.contains("line 2: column 'v' (DOUBLE): cannot read '-1e400' (out of range)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_malformed_cell_in_a_column_no_query_reads_loses_no_line() {
     // Line 3's `ts` does not parse. A ROWS query that reads seq, key and v
     // leaves `ts` unparsed, so every line comes out; a query that reads

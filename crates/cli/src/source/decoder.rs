@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch};
-use arrow_cast::{CastOptions, cast_with_options};
-use arrow_schema::{ArrowError, DECIMAL128_MAX_PRECISION, DataType, Field, Schema, SchemaRef};
+use arrow_array::RecordBatch;
+use arrow_schema::{ArrowError, SchemaRef};
 
 use super::plain_csv::PlainCsv;
+use super::read_types::ReadTypes;
 use super::{Format, TextOptions};
 
 /// The columns of a text source as they appear in it, and which of them,
@@ -38,7 +38,7 @@ impl FileColumns {
 pub(super) enum TextDecoder {
     Csv {
         decoder: Box<arrow_csv::reader::Decoder>,
-        decimals: DecimalRounding,
+        types: ReadTypes,
     },
     /// Refuses some CSV that arrow-csv accepts (see [`PlainCsv`]).
     Plain(Box<PlainCsv>),
@@ -46,89 +46,8 @@ pub(super) enum TextDecoder {
         decoder: Box<arrow_json::reader::Decoder>,
         batch_rows: usize,
         nesting: JsonNesting,
-        decimals: DecimalRounding,
+        types: ReadTypes,
     },
-}
-
-/// How arrow's readers are made to round DECIMAL columns. Their decimal
-/// parser drops the digits past the column's scale, so '2.255' read into a
-/// DECIMAL(10, 2) would be 2.25, where a CAST, an INSERT and other SQL
-/// engines give 2.26. So a source's DECIMAL(p, s) columns are read as
-/// DECIMAL(p + 1, s + 1) (256-bit when p is 38) and then cast to
-/// DECIMAL(p, s), which rounds half away from zero: rounding looks only at
-/// the first digit dropped.
-pub(super) struct DecimalRounding {
-    /// The source's columns as the reader reads them.
-    read: SchemaRef,
-    /// The source's columns as the stream has them, when a DECIMAL column
-    /// is read wider.
-    target: Option<SchemaRef>,
-}
-
-impl DecimalRounding {
-    pub(super) fn of(schema: &SchemaRef) -> Self {
-        let widen = |field: &Arc<Field>| match field.data_type() {
-            DataType::Decimal128(p, s) if *s >= 0 => {
-                let (p, s) = (p.saturating_add(1), s.saturating_add(1));
-                let wider = match p {
-                    p if p <= DECIMAL128_MAX_PRECISION => DataType::Decimal128(p, s),
-                    p => DataType::Decimal256(p, s),
-                };
-                Arc::new(field.as_ref().clone().with_data_type(wider))
-            }
-            _ => Arc::clone(field),
-        };
-        let read = Schema::new_with_metadata(
-            schema.fields().iter().map(widen).collect::<Vec<_>>(),
-            schema.metadata().clone(),
-        );
-        if read == **schema {
-            return DecimalRounding {
-                read: Arc::clone(schema),
-                target: None,
-            };
-        }
-        DecimalRounding {
-            read: Arc::new(read),
-            target: Some(Arc::clone(schema)),
-        }
-    }
-
-    /// `batch` (read with [`Self::read`]'s fields, all or some) with its
-    /// wider decimal columns rounded to the stream's scale; an error names
-    /// the column whose value no longer fits its precision.
-    fn round(&self, batch: RecordBatch) -> Result<RecordBatch, ArrowError> {
-        let Some(target) = &self.target else {
-            return Ok(batch);
-        };
-        let strict = CastOptions {
-            safe: false,
-            ..CastOptions::default()
-        };
-        let mut fields = Vec::with_capacity(batch.num_columns());
-        let mut columns: Vec<ArrayRef> = Vec::with_capacity(batch.num_columns());
-        for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
-            match target.field_with_name(field.name()) {
-                Ok(wanted) if wanted.data_type() != field.data_type() => {
-                    let rounded =
-                        cast_with_options(column, wanted.data_type(), &strict).map_err(|e| {
-                            ArrowError::ParseError(format!(
-                                "column '{}' ({}): {e}",
-                                field.name(),
-                                wanted.data_type()
-                            ))
-                        })?;
-                    fields.push(Arc::new(wanted.clone()));
-                    columns.push(rounded);
-                }
-                _ => {
-                    fields.push(Arc::clone(field));
-                    columns.push(Arc::clone(column));
-                }
-            }
-        }
-        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
-    }
 }
 
 /// The deepest a JSON record may nest arrays and objects (serde_json's
@@ -205,19 +124,22 @@ impl TextDecoder {
         batch_rows: usize,
     ) -> Result<Self, ArrowError> {
         let batch_rows = batch_rows.max(1);
-        let decimals = DecimalRounding::of(&columns.schema);
-        let schema = Arc::clone(&decimals.read);
+        let types = ReadTypes::of(&columns.schema);
+        let schema = Arc::clone(types.read());
         Ok(match text.format {
-            // JSON objects name their fields: no projection needed.
+            // JSON objects name their fields: no projection needed. A number
+            // or a boolean read into a text column is its text, as in
+            // DuckDB; DOUBLE and REAL columns are read so (`ReadTypes`).
             Format::JsonLines => TextDecoder::Json {
                 decoder: Box::new(
                     arrow_json::ReaderBuilder::new(schema)
                         .with_batch_size(batch_rows)
+                        .with_coerce_primitive(true)
                         .build_decoder()?,
                 ),
                 batch_rows,
                 nesting: JsonNesting::default(),
-                decimals,
+                types,
             },
             _ => {
                 let mut builder = arrow_csv::ReaderBuilder::new(schema)
@@ -229,7 +151,7 @@ impl TextDecoder {
                 }
                 TextDecoder::Csv {
                     decoder: Box::new(builder.build_decoder()),
-                    decimals,
+                    types,
                 }
             }
         })
@@ -342,13 +264,13 @@ impl TextDecoder {
     /// The rows decoded so far, as a batch (`None` when there are none).
     pub(super) fn flush(&mut self) -> Result<Option<RecordBatch>, ArrowError> {
         match self {
-            TextDecoder::Csv { decoder, decimals } => {
-                decoder.flush()?.map(|b| decimals.round(b)).transpose()
+            TextDecoder::Csv { decoder, types } => {
+                decoder.flush()?.map(|b| types.convert(b)).transpose()
             }
             TextDecoder::Plain(d) => d.flush(),
-            TextDecoder::Json {
-                decoder, decimals, ..
-            } => decoder.flush()?.map(|b| decimals.round(b)).transpose(),
+            TextDecoder::Json { decoder, types, .. } => {
+                decoder.flush()?.map(|b| types.convert(b)).transpose()
+            }
         }
     }
 }

@@ -7,6 +7,8 @@
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
+use arrow_array::types::Float64Type;
+use arrow_cast::parse::Parser;
 use arrow_schema::{DataType, Field, Schema};
 
 use super::TextOptions;
@@ -71,6 +73,10 @@ pub(super) fn explain(
                     " (a TIMESTAMP column reads dates and times such as 2012-02-22T16:46:28.967; \
                      declare it BIGINT for epoch milliseconds)"
                 }
+                // A number that does not read as a float is past its range.
+                DataType::Float64 | DataType::Float32 if Float64Type::parse(text).is_some() => {
+                    " (out of range)"
+                }
                 _ => "",
             };
             format!(
@@ -129,6 +135,24 @@ mod tests {
         assert_eq!(
             explain(&schema(), "the stream", &csv(b';'), b"x;\"a;b\";2\n").as_deref(),
             Some("column 'seq' (BIGINT): cannot read 'x'")
+        );
+    }
+
+    #[test]
+    fn a_number_past_a_float_columns_range_is_named_as_such() {
+        assert_eq!(
+            explain(&schema(), "the stream", &csv(b','), b"1,a,-1e400\n").as_deref(),
+            Some("column 'v' (DOUBLE): cannot read '-1e400' (out of range)")
+        );
+        let real = Schema::new(vec![Field::new("r", DataType::Float32, true)]);
+        assert_eq!(
+            explain(&real, "the stream", &csv(b','), b"\"1e39\"\n").as_deref(),
+            Some("column 'r' (REAL): cannot read '1e39' (out of range)")
+        );
+        // Infinities written as such read.
+        assert_eq!(
+            explain(&schema(), "the stream", &csv(b','), b"1,a,-inf\n"),
+            None
         );
     }
 

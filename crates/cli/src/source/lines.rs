@@ -539,7 +539,12 @@ impl Lines {
                 }
                 _ => None,
             };
-            let message = explained.unwrap_or_else(|| e.to_string());
+            // sliq's own parse errors say what and where without arrow's
+            // "Parser error: " in front.
+            let message = explained.unwrap_or_else(|| match e {
+                ArrowError::ParseError(message) => message,
+                other => other.to_string(),
+            });
             let error = |message| self.malformed(chunk.starts[records.start].0, message);
             match self.text.on_error {
                 OnError::Skip => note!("skipped {}", error(message)),

@@ -31,7 +31,7 @@ pub(super) fn plain_integer(text: &[u8], start: usize, end: usize) -> Option<i64
 /// The cell `text[start..end]` as the unscaled value of a
 /// DECIMAL(precision, scale) (see [`sliq_aggregates::parse_decimal`]): what
 /// arrow-cast's parser, reading one digit more, and its cast to the
-/// column's scale return (see the text decoders' `DecimalRounding`). `None`
+/// column's scale return (see the text decoders' `ReadTypes`). `None`
 /// for other text (exponents, blanks) and for values that do not fit the
 /// precision once rounded.
 #[inline]

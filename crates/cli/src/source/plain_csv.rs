@@ -34,6 +34,7 @@ use arrow_schema::{ArrowError, DataType, Schema, SchemaRef, TimeUnit};
 use super::buffer::Buffer;
 use super::decoder::FileColumns;
 use super::numbers::{plain_decimal, plain_decimal128, plain_integer};
+use super::read_types::float_cell;
 use super::structural::{BLOCK, classify};
 
 /// An offset into a batch's text: 4 bytes, not 8, so that the offsets of a
@@ -739,14 +740,26 @@ impl CellParser for Float64Type {
             None => Self::parse_slowly(cells.cell(span)),
         }
     }
+
+    /// A number past DOUBLE's range is refused (see [`float_cell`]).
+    #[cold]
+    #[inline(never)]
+    fn parse_slowly(cell: &str) -> Option<f64> {
+        float_cell::<Self>(cell)
+    }
 }
 
-impl CellParser for Float32Type {}
+impl CellParser for Float32Type {
+    /// A number past REAL's range is refused (see [`float_cell`]).
+    fn parse_cell(cells: &Cells<'_>, span: (usize, usize)) -> Option<f32> {
+        float_cell::<Self>(cells.cell(span))
+    }
+}
 impl CellParser for Date32Type {}
 
 /// A DECIMAL(precision, scale) cell that [`plain_decimal128`] leaves
 /// (exponents, blanks arrow-cast trims): arrow-cast's parser with one digit
-/// more, rounded half away from zero, as the text decoders' `DecimalRounding`
+/// more, rounded half away from zero, as the text decoders' `ReadTypes`
 /// reads it.
 #[cold]
 #[inline(never)]
