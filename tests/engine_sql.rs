@@ -645,7 +645,8 @@ fn show_queries_and_explain_give_the_query_as_written() {
     assert_eq!(queries.len(), 1);
     assert_eq!(queries[0].sql, written);
 
-    // EXPLAIN's header puts it on one line; a subquery keeps its own text.
+    // EXPLAIN's header puts it on one line (one space between tokens); a
+    // subquery keeps its own text.
     let plan = engine
         .explain(&format!(
             "SELECT key, count(*) OVER (ROWS 2 PRECEDING) FROM ({written}) GROUP BY key"
@@ -653,14 +654,14 @@ fn show_queries_and_explain_give_the_query_as_written() {
         .expect("explain");
     assert!(
         plan.starts_with(
-            "ContinuousQuery: SELECT key, count(*) OVER (ROWS 2 PRECEDING) FROM (select key,  \
+            "ContinuousQuery: SELECT key, count(*) OVER (ROWS 2 PRECEDING) FROM (select key, \
              MAX(v) over (range '10s') AS m FROM s GROUP BY key) GROUP BY key\n"
         ),
         "{plan}"
     );
     assert!(
         plan.contains(
-            "\n    ContinuousQuery: select key,  MAX(v) over (range '10s') AS m FROM s GROUP BY key\n"
+            "\n    ContinuousQuery: select key, MAX(v) over (range '10s') AS m FROM s GROUP BY key\n"
         ),
         "{plan}"
     );

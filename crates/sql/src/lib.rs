@@ -45,11 +45,12 @@ mod types;
 
 pub use error::{Location, SqlError, SqlErrorKind, closest, did_you_mean};
 pub use expr::{FunctionInfo, builtin_functions, like};
-pub use parser::{DurationError, SliqDialect, duration_ms, parse_duration_ms, parse_statements};
+pub use parser::{
+    DurationError, SliqDialect, duration_ms, parse_duration_ms, parse_statements, single_line,
+};
 pub use plan::{
     AggregateCall, AggregateFunction, Catalog, Frame, QueryPlan, Statement, StreamDefinition,
     StreamOption, UserAggregate, WindowGroup, aggregate_column, format_duration, mark_column,
-    single_line,
 };
 pub use planner::{output_arrow_type, plan_parsed, plan_sql};
 pub use types::{arrow_type, canonical_arrow_type, sql_type_name, value_type};

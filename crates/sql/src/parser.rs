@@ -169,6 +169,35 @@ pub(crate) fn written_text(query: &ast::Query, script: &str) -> String {
     }
 }
 
+/// `sql` on one line, for lists and headers: its tokens as written, with
+/// one space wherever it has whitespace or comments (a `--` comment would
+/// hide the rest of a line). Text that does not tokenize is joined line by
+/// line.
+pub fn single_line(sql: &str) -> String {
+    let Ok(tokens) = Tokenizer::new(&SliqDialect, sql).tokenize_with_location() else {
+        return sql.split_whitespace().collect::<Vec<_>>().join(" ");
+    };
+    let mut line = String::with_capacity(sql.len());
+    let mut spaced = false;
+    for t in &tokens {
+        if matches!(t.token, Token::Whitespace(_)) {
+            spaced = !line.is_empty();
+            continue;
+        }
+        if std::mem::take(&mut spaced) {
+            line.push(' ');
+        }
+        let written = byte_offset(sql, t.span.start)
+            .zip(byte_offset(sql, t.span.end))
+            .and_then(|(start, end)| sql.get(start..end));
+        match written {
+            Some(text) => line.push_str(text),
+            None => line.push_str(&t.token.to_string()),
+        }
+    }
+    line
+}
+
 /// The byte offset in `text` of `location`: a 1-based line and a 1-based
 /// column counted in characters, as sqlparser counts them (a span's end is
 /// the column after its last character).
@@ -458,6 +487,20 @@ mod tests {
             written_texts("SELECT 'é;ü';\nSELECT 'ß', v FROM s"),
             ["SELECT 'é;ü'", "SELECT 'ß', v FROM s"]
         );
+    }
+
+    #[test]
+    fn single_line_keeps_tokens_and_drops_line_breaks_and_comments() {
+        assert_eq!(
+            single_line("  select key, -- the key\n\tmax(v)  /* peak */ FROM s\r\n"),
+            "select key, max(v) FROM s"
+        );
+        // Constants keep their text, line breaks included.
+        assert_eq!(
+            single_line("SELECT 'a  b', 'it''s', 'x\ny' FROM s"),
+            "SELECT 'a  b', 'it''s', 'x\ny' FROM s"
+        );
+        assert_eq!(single_line("SELECT 'open"), "SELECT 'open");
     }
 
     #[test]

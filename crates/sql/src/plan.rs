@@ -9,6 +9,7 @@ use sliq_aggregates::{OutputType, ResolvedAggregate, ValueType};
 
 use crate::error::{Location, SqlError, SqlErrorKind};
 use crate::expr::sql_text;
+use crate::parser::single_line;
 
 /// How far back a window reaches from the current row, and where it ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -207,16 +208,6 @@ pub struct AggregateCall {
     pub window: usize,
     /// The call as written, for EXPLAIN and column names.
     pub display: String,
-}
-
-/// `sql` on one line, for lists and headers: each line break, with the
-/// spaces around it, becomes one space (inside a string constant too).
-pub fn single_line(sql: &str) -> String {
-    sql.split('\n')
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// A planned continuous query.
