@@ -878,12 +878,24 @@ mod tests {
                 DataType::Float64,
                 Vocabulary::new(
                     5,
-                    &["1.5", "-0", "1e3", "NaN", "inf", " 2.5 ", "", "1,5", "abc"]
+                    &[
+                        "1.5",
+                        "-0",
+                        "1e3",
+                        "NaN",
+                        "inf",
+                        " 2.5 ",
+                        "",
+                        "1,5",
+                        "abc",
+                        "1e400",
+                        "-Infinity"
+                    ]
                 )
             )),
             Just((
                 DataType::Float32,
-                Vocabulary::new(3, &["0.1", "3", "-inf", "", "e"])
+                Vocabulary::new(3, &["0.1", "3", "-inf", "", "e", "1e39", "-3.5e38"])
             )),
             Just((
                 DataType::Utf8,
