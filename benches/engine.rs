@@ -229,6 +229,11 @@ fn main() {
              FROM s GROUP BY key",
         ),
         (
+            "4 aggregates ROWS 999..1",
+            "SELECT key, max(v) OVER w AS mx, sum(v) OVER w AS s, avg(v) OVER w AS a, count(*) OVER w AS c \
+             FROM s GROUP BY key WINDOW w AS (ROWS BETWEEN 999 PRECEDING AND 1 PRECEDING)",
+        ),
+        (
             "max RANGE 10s..1s",
             "SELECT key, max(v) OVER (RANGE BETWEEN '10s' PRECEDING AND '1s' PRECEDING) AS m \
              FROM s GROUP BY key",

@@ -2949,8 +2949,13 @@ fn a_frame_may_end_some_rows_or_some_time_before_the_current_row() {
     ] {
         assert!(plan.contains(line), "{line}\n{plan}");
     }
-    // The rows waiting outside the window keep their own: nothing shares.
-    assert!(!plan.contains("Shared:"), "{plan}");
+    // Aggregates over one such frame share a window per key, their rows
+    // waiting as records; the running totals keep none.
+    assert!(
+        plan.contains("Shared: window 0's __agg0, __agg1 keep one DABA Lite per key"),
+        "{plan}"
+    );
+    assert_eq!(plan.matches("Shared:").count(), 1, "{plan}");
     // `0 PRECEDING` and `0 FOLLOWING` are the current row.
     let plan = engine
         .explain(

@@ -250,14 +250,18 @@ fn batches_of(rows: &[(i64, Option<&str>, Option<f64>)], cuts: &[usize]) -> Vec<
 
 /// The query's aggregates over every kind of state, for rows with `v`
 /// above a threshold, without the key column (renamed in the oracle).
+/// Aggregates over one frame share a window per key (frames ending before
+/// the current row included).
 const AGGREGATES: &str = "SELECT \
      sum(v) OVER w AS s, max(v) OVER w AS m, min(v) OVER w AS lo, \
      lag(v) OVER (ROWS 1 PRECEDING) AS prev, count(*) OVER (RANGE '300ms') AS n, \
      max(v) OVER (RANGE '250ms') AS mr, row_number() OVER (PARTITION BY key) AS r, \
      sum(v) OVER (ROWS BETWEEN 4 PRECEDING AND 2 PRECEDING) AS rb, \
+     min(v) OVER (ROWS BETWEEN 4 PRECEDING AND 2 PRECEDING) AS lb, \
      count(*) OVER (ROWS BETWEEN 4 PRECEDING AND 2 PRECEDING) AS cb, \
      sum(v) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS ub, \
      max(v) OVER (RANGE BETWEEN '300ms' PRECEDING AND '100ms' PRECEDING) AS mb, \
+     avg(v) OVER (RANGE BETWEEN '300ms' PRECEDING AND '100ms' PRECEDING) AS ab, \
      count(*) OVER (RANGE BETWEEN '300ms' PRECEDING AND '100ms' PRECEDING) AS nb, \
      sum(v) OVER (RANGE BETWEEN UNBOUNDED PRECEDING AND '100ms' PRECEDING) AS sb \
      FROM s WHERE v > -40 GROUP BY key WINDOW w AS (ROWS 3 PRECEDING)";

@@ -12,6 +12,11 @@
 //! Compared with one window per aggregate, the pointers, the pointer
 //! arithmetic and the cache misses on a key's window are paid once for all
 //! of the group's aggregates.
+//!
+//! Over a frame that ends before the current row, a key's latest rows wait
+//! as records of their own, lifted when they arrive, until the frame pass
+//! admits them: the shape pass then moves the oldest waiting record into
+//! the window where an insert would lift the row.
 
 use std::alloc::Layout;
 use std::mem::MaybeUninit;
@@ -19,7 +24,7 @@ use std::ptr;
 
 use arrow_array::{ArrayRef, BooleanArray};
 use sliq_aggregates::{Aggregate, AggregateVisitor, OutputType, OutputValue};
-use sliq_swag::{DabaLiteShape, RetiredBlocks, ValueOps};
+use sliq_swag::{ChunkedDeque, DabaLiteShape, RetiredBlocks, ValueOps};
 
 use crate::columns::{ArrowColumns, ArrowSink};
 use crate::frame::FramePass;
@@ -40,6 +45,9 @@ enum Op {
     Init(*mut u8),
     /// Write the lifted input row into an uninitialized field.
     Lift(*mut u8, u32),
+    /// Move the field at the second pointer (a waiting record) into the
+    /// uninitialized field at the first, leaving the source uninitialized.
+    Move(*mut u8, *mut u8),
     /// `*acc = *acc ⊗ *src`.
     Combine(*mut u8, *const u8),
     /// Replace with the identity.
@@ -94,6 +102,37 @@ impl<T> ValueOps<T> for Tape {
     }
 }
 
+/// The recorder while a waiting record enters a window: the value the
+/// window would lift comes from the record.
+struct Admitting<'t> {
+    tape: &'t mut Tape,
+    record: *mut u8,
+}
+
+impl<T> ValueOps<T> for Admitting<'_> {
+    fn init(&mut self, dst: *mut T) {
+        ValueOps::<T>::init(self.tape, dst);
+    }
+    fn lift(&mut self, dst: *mut T) {
+        self.tape.ops.push(Op::Move(dst.cast(), self.record));
+    }
+    fn combine(&mut self, acc: *mut T, src: *const T) {
+        self.tape.combine(acc, src);
+    }
+    fn reset(&mut self, dst: *mut T) {
+        ValueOps::<T>::reset(self.tape, dst);
+    }
+    fn take(&mut self, dst: *mut T, src: *mut T) {
+        self.tape.take(dst, src);
+    }
+    fn drop_value(&mut self, slot: *mut T) {
+        self.tape.drop_value(slot);
+    }
+    fn query(&mut self, front: Option<*const T>, back: *const T) {
+        self.tape.query(front, back);
+    }
+}
+
 /// Per member: results so far, failures and the first error (with the
 /// row it happened on, in visiting order).
 struct MemberResults {
@@ -112,8 +151,9 @@ trait Member: Send {
     /// # Safety
     /// Every pointer in `tape` points to a live record of this group, and
     /// the member's fields are in the state the operations expect: `Init`
-    /// and `Lift` find them uninitialized, all others initialized. This holds
-    /// when every member replays every tape of the shape pass, in order.
+    /// and `Lift` find them uninitialized, `Move` its target uninitialized
+    /// and its source initialized, all others initialized. This holds when
+    /// every member replays every tape of the shape pass, in order.
     unsafe fn replay(
         &self,
         tape: &[Op],
@@ -176,6 +216,7 @@ impl<A: Aggregate> Member for MemberOf<A> {
                     Op::Lift(p, row) => {
                         ptr::write(self.field(p), lift_row(a, &columns, filter, row as usize))
                     }
+                    Op::Move(dst, src) => ptr::write(self.field(dst), ptr::read(self.field(src))),
                     Op::Combine(acc, src) => {
                         a.combine_into(&mut *self.field(acc), &*self.field(src))
                     }
@@ -251,6 +292,12 @@ type Record<const W: usize> = [u64; W];
 struct SharedWindows<const W: usize> {
     members: Vec<Box<dyn Member>>,
     shapes: Vec<DabaLiteShape<Record<W>>>,
+    /// Whether the frame ends before the current row, so rows wait.
+    delayed: bool,
+    /// By key, when `delayed`: the records of the rows waiting to enter
+    /// the key's window, oldest first, every member's field initialized
+    /// between batches.
+    waiting: Vec<ChunkedDeque<MaybeUninit<Record<W>>>>,
     tape: Tape,
     retired: RetiredBlocks<MaybeUninit<Record<W>>>,
     /// Set while members replay: if a replay panics, the fields' states are
@@ -310,6 +357,10 @@ impl<const W: usize> GroupOperator for SharedWindows<W> {
         for shape in &mut self.shapes[known..] {
             shape.init(&mut self.tape);
         }
+        if self.delayed {
+            self.waiting
+                .resize_with(self.shapes.len(), ChunkedDeque::new);
+        }
         for (chunk, chunk_keys) in key_ids.chunks(CHUNK_ROWS).enumerate() {
             let first = chunk * CHUNK_ROWS;
             for (row, &key) in (first..).zip(chunk_keys) {
@@ -319,9 +370,40 @@ impl<const W: usize> GroupOperator for SharedWindows<W> {
                     continue;
                 }
                 let shape = &mut self.shapes[key as usize];
-                shape.insert(&mut self.tape);
-                for _ in 0..frame.evictions[row] {
-                    shape.evict(&mut self.tape, &mut self.retired);
+                if self.delayed {
+                    let waiting = &mut self.waiting[key as usize];
+                    waiting.push_back_unwritten();
+                    if let Some(record) = waiting.back_mut() {
+                        self.tape
+                            .ops
+                            .push(Op::Lift(record.as_mut_ptr().cast(), row as u32));
+                    }
+                    for _ in 0..frame.admissions[row] {
+                        let Some(record) = waiting.front_mut() else {
+                            break;
+                        };
+                        let record = record.as_mut_ptr().cast();
+                        shape.insert(&mut Admitting {
+                            tape: &mut self.tape,
+                            record,
+                        });
+                        waiting.drop_front_deferred(&mut self.retired);
+                    }
+                    for _ in 0..frame.evictions[row] {
+                        // An empty window (its key starts afresh) leaves
+                        // the oldest waiting row to go.
+                        if !shape.evict(&mut self.tape, &mut self.retired)
+                            && let Some(record) = waiting.front_mut()
+                        {
+                            self.tape.ops.push(Op::Drop(record.as_mut_ptr().cast()));
+                            waiting.drop_front_deferred(&mut self.retired);
+                        }
+                    }
+                } else {
+                    shape.insert(&mut self.tape);
+                    for _ in 0..frame.evictions[row] {
+                        shape.evict(&mut self.tape, &mut self.retired);
+                    }
                 }
                 shape.query(&mut self.tape);
             }
@@ -356,6 +438,9 @@ impl<const W: usize> GroupOperator for SharedWindows<W> {
         };
         debug_assert!(self.tape.ops.is_empty(), "forgetting between batches only");
         let members = &self.members;
+        if let Some(waiting) = self.waiting.get_mut(key as usize) {
+            drop_waiting(members, std::mem::take(waiting));
+        }
         shape.clear(
             |record| {
                 for member in members {
@@ -382,6 +467,9 @@ impl<const W: usize> Drop for SharedWindows<W> {
             return;
         }
         let members = &self.members;
+        for waiting in self.waiting.drain(..) {
+            drop_waiting(members, waiting);
+        }
         for shape in &mut self.shapes {
             shape.drain(|record| {
                 for member in members {
@@ -390,6 +478,22 @@ impl<const W: usize> Drop for SharedWindows<W> {
                     unsafe { member.drop_field(record.cast()) };
                 }
             });
+        }
+    }
+}
+
+/// Drops every member's field of the `waiting` records (between batches,
+/// when all are initialized) and frees the deque.
+fn drop_waiting<const W: usize>(
+    members: &[Box<dyn Member>],
+    mut waiting: ChunkedDeque<MaybeUninit<Record<W>>>,
+) {
+    while let Some(mut record) = waiting.pop_front() {
+        for member in members {
+            // SAFETY: between batches every member's field of a waiting
+            // record is initialized (lifted), and the record, moved out of
+            // the deque, is not used again.
+            unsafe { member.drop_field(record.as_mut_ptr().cast()) };
         }
     }
 }
@@ -430,8 +534,9 @@ pub struct MemberSpec<'a> {
 }
 
 /// Shared windows for `members` (in order), or `None` when their partial
-/// aggregates do not fit one record (see `MAX_RECORD_WORDS`).
-pub fn build(members: &[MemberSpec<'_>]) -> Option<Box<dyn GroupOperator>> {
+/// aggregates do not fit one record (see `MAX_RECORD_WORDS`); `delayed`
+/// when the frame ends before the current row.
+pub fn build(members: &[MemberSpec<'_>], delayed: bool) -> Option<Box<dyn GroupOperator>> {
     let mut offsets = Vec::with_capacity(members.len());
     let mut size = 0usize;
     for m in members {
@@ -454,29 +559,34 @@ pub fn build(members: &[MemberSpec<'_>]) -> Option<Box<dyn GroupOperator>> {
             })
         })
         .collect();
-    fn with_words<const W: usize>(members: Vec<Box<dyn Member>>) -> Box<dyn GroupOperator> {
+    fn with_words<const W: usize>(
+        members: Vec<Box<dyn Member>>,
+        delayed: bool,
+    ) -> Box<dyn GroupOperator> {
         Box::new(SharedWindows::<W> {
             members,
             shapes: Vec::new(),
+            delayed,
+            waiting: Vec::new(),
             tape: Tape::default(),
             retired: RetiredBlocks::default(),
             replaying: false,
         })
     }
     Some(match words {
-        1 => with_words::<1>(boxed),
-        2 => with_words::<2>(boxed),
-        3 => with_words::<3>(boxed),
-        4 => with_words::<4>(boxed),
-        5 => with_words::<5>(boxed),
-        6 => with_words::<6>(boxed),
-        7 => with_words::<7>(boxed),
-        8 => with_words::<8>(boxed),
-        9 | 10 => with_words::<10>(boxed),
-        11 | 12 => with_words::<12>(boxed),
-        13..=16 => with_words::<16>(boxed),
-        17..=24 => with_words::<24>(boxed),
-        25..=MAX_RECORD_WORDS => with_words::<MAX_RECORD_WORDS>(boxed),
+        1 => with_words::<1>(boxed, delayed),
+        2 => with_words::<2>(boxed, delayed),
+        3 => with_words::<3>(boxed, delayed),
+        4 => with_words::<4>(boxed, delayed),
+        5 => with_words::<5>(boxed, delayed),
+        6 => with_words::<6>(boxed, delayed),
+        7 => with_words::<7>(boxed, delayed),
+        8 => with_words::<8>(boxed, delayed),
+        9 | 10 => with_words::<10>(boxed, delayed),
+        11 | 12 => with_words::<12>(boxed, delayed),
+        13..=16 => with_words::<16>(boxed, delayed),
+        17..=24 => with_words::<24>(boxed, delayed),
+        25..=MAX_RECORD_WORDS => with_words::<MAX_RECORD_WORDS>(boxed, delayed),
         _ => return None,
     })
 }

@@ -459,7 +459,7 @@ impl CompiledQuery {
         }
         let mut groups = Vec::new();
         for (window, group) in plan.windows.iter().enumerate() {
-            if group.frame.is_unbounded() || group.frame.ends_before_current_row() {
+            if group.frame.is_unbounded() {
                 continue;
             }
             let (members, specs): (Vec<usize>, Vec<MemberSpec<'_>>) = plan
@@ -481,7 +481,7 @@ impl CompiledQuery {
             if members.len() < 2 {
                 continue;
             }
-            if let Some(operator) = group::build(&specs) {
+            if let Some(operator) = group::build(&specs, group.frame.ends_before_current_row()) {
                 groups.push(CompiledGroup {
                     window,
                     members,

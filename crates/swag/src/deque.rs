@@ -805,6 +805,16 @@ impl<T> ChunkedDeque<T> {
         Some(self.get(&self.cursor_front()))
     }
 
+    /// Mutable access to the front (oldest) element. **O(1).**
+    #[inline]
+    pub fn front_mut(&mut self) -> Option<&mut T> {
+        if self.is_empty() {
+            return None;
+        }
+        let front = self.cursor_front();
+        Some(self.get_mut(&front))
+    }
+
     /// The back (youngest) element. **O(1).**
     #[inline]
     pub fn back(&self) -> Option<&T> {
@@ -815,6 +825,7 @@ impl<T> ChunkedDeque<T> {
     }
 
     /// Mutable access to the back (youngest) element. **O(1).**
+    #[inline]
     pub fn back_mut(&mut self) -> Option<&mut T> {
         if self.is_empty() {
             return None;
@@ -1399,6 +1410,8 @@ mod tests {
             assert_eq!(q.len(), model.len());
             assert_eq!(q.front(), model.front());
             assert_eq!(q.back(), model.back());
+            assert_eq!(q.front_mut(), model.front_mut());
+            assert_eq!(q.back_mut(), model.back_mut());
             assert!(q.iter().eq(model.iter()));
         }
         while let Some(v) = model.pop_front() {
