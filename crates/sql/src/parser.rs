@@ -152,12 +152,15 @@ fn parse_and_check(sql: &str) -> Result<Vec<Statement>, SqlError> {
 /// parsed from) that its span covers, when that part parses back to the same
 /// tree, and sqlparser's rendering of the tree otherwise (sqlparser does not
 /// span every node). So `SHOW QUERIES` and `EXPLAIN` show `RANGE '10s'`,
-/// not `RANGE INTERVAL '10s' PRECEDING`.
+/// not `RANGE INTERVAL '10s' PRECEDING`. A query longer than
+/// [`SMALL_SQL_BYTES`] is rendered: checking it would parse it again at
+/// every level of nesting.
 pub(crate) fn written_text(query: &ast::Query, script: &str) -> String {
     let span = query.span();
     let written = byte_offset(script, span.start)
         .zip(byte_offset(script, span.end))
-        .and_then(|(start, end)| script.get(start..end));
+        .and_then(|(start, end)| script.get(start..end))
+        .filter(|text| text.len() <= SMALL_SQL_BYTES);
     match written {
         Some(text)
             if matches!(parse_statements(text).as_deref(),
@@ -527,8 +530,14 @@ mod tests {
             "select key, max(v) OVER (ROWS 3 PRECEDING) m FROM w"
         );
         // A span that does not give the query back falls back to its
-        // rendering.
+        // rendering, and so does a long query.
         assert_eq!(text(subquery, "SELECT 1"), subquery.to_string());
+        let long = format!("SELECT v,   '{}' FROM s", "x".repeat(SMALL_SQL_BYTES));
+        let Statement::Query(query) = &parse_statements(&long).unwrap()[0] else {
+            panic!("not a query");
+        };
+        assert!(long.len() > SMALL_SQL_BYTES);
+        assert_eq!(text(query, &long), query.to_string());
     }
 
     #[test]
