@@ -174,14 +174,15 @@ pub(crate) fn written_text(query: &ast::Query, script: &str) -> String {
 
 /// `sql` on one line, for lists and headers: its tokens as written, with
 /// one space wherever it has whitespace or comments (a `--` comment would
-/// hide the rest of a line). Text that does not tokenize is joined line by
-/// line.
+/// hide the rest of a line). A string constant keeps its text, line breaks
+/// included. Text that does not tokenize is joined line by line.
 pub fn single_line(sql: &str) -> String {
     let Ok(tokens) = Tokenizer::new(&SliqDialect, sql).tokenize_with_location() else {
         return sql.split_whitespace().collect::<Vec<_>>().join(" ");
     };
     let mut line = String::with_capacity(sql.len());
     let mut spaced = false;
+    let mut at = TextCursor::new(sql);
     for t in &tokens {
         if matches!(t.token, Token::Whitespace(_)) {
             spaced = !line.is_empty();
@@ -190,8 +191,9 @@ pub fn single_line(sql: &str) -> String {
         if std::mem::take(&mut spaced) {
             line.push(' ');
         }
-        let written = byte_offset(sql, t.span.start)
-            .zip(byte_offset(sql, t.span.end))
+        let written = at
+            .advance_to(t.span.start)
+            .zip(at.advance_to(t.span.end))
             .and_then(|(start, end)| sql.get(start..end));
         match written {
             Some(text) => line.push_str(text),
@@ -201,22 +203,53 @@ pub fn single_line(sql: &str) -> String {
     line
 }
 
-/// The byte offset in `text` of `location`: a 1-based line and a 1-based
-/// column counted in characters, as sqlparser counts them (a span's end is
-/// the column after its last character).
+/// The byte offset in `text` of `location` (see [`TextCursor`]).
 fn byte_offset(text: &str, location: tokenizer::Location) -> Option<usize> {
-    let line = usize::try_from(location.line).ok()?.checked_sub(1)?;
-    let column = usize::try_from(location.column).ok()?.checked_sub(1)?;
-    let line_start = match line {
-        0 => 0,
-        n => text.match_indices('\n').nth(n - 1)?.0 + 1,
-    };
-    let rest = &text[line_start..];
-    rest.char_indices()
-        .map(|(at, _)| at)
-        .chain(std::iter::once(rest.len()))
-        .nth(column)
-        .map(|at| line_start + at)
+    TextCursor::new(text).advance_to(location)
+}
+
+/// A position in a text, moving forward to sqlparser's locations: a 1-based
+/// line and a 1-based column counted in characters (a span's end is the
+/// column after its last character). Locations visited in order cost one
+/// pass over the text in all.
+struct TextCursor<'a> {
+    text: &'a str,
+    line: u64,
+    column: u64,
+    byte: usize,
+}
+
+impl<'a> TextCursor<'a> {
+    fn new(text: &'a str) -> Self {
+        TextCursor {
+            text,
+            line: 1,
+            column: 1,
+            byte: 0,
+        }
+    }
+
+    /// The byte offset of `location`, or `None` when it lies before the
+    /// cursor or past the text (the cursor then stays where it was).
+    fn advance_to(&mut self, location: tokenizer::Location) -> Option<usize> {
+        if (location.line, location.column) < (self.line, self.column) {
+            return None;
+        }
+        let (mut line, mut column, mut byte) = (self.line, self.column, self.byte);
+        let mut rest = self.text[byte..].chars();
+        while (line, column) < (location.line, location.column) {
+            let c = rest.next()?;
+            byte += c.len_utf8();
+            if c == '\n' {
+                line += 1;
+                column = 1;
+            } else {
+                column += 1;
+            }
+        }
+        (self.line, self.column, self.byte) = (line, column, byte);
+        Some(byte)
+    }
 }
 
 /// Walks a statement's trees no deeper than the limits allow, breaking
@@ -504,6 +537,9 @@ mod tests {
             "SELECT 'a  b', 'it''s', 'x\ny' FROM s"
         );
         assert_eq!(single_line("SELECT 'open"), "SELECT 'open");
+        // One pass over the text: a megabyte of tokens over many lines.
+        let long = "SELECT v\n, 1 ".repeat(1 << 16);
+        assert_eq!(single_line(&long), long.replace('\n', " ").trim_end());
     }
 
     #[test]
