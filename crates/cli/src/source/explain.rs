@@ -73,7 +73,8 @@ pub(super) fn explain(
                     " (a TIMESTAMP column reads dates and times such as 2012-02-22T16:46:28.967; \
                      declare it BIGINT for epoch milliseconds)"
                 }
-                // A number that does not read as a float is past its range.
+                // A number, as arrow reads text, that the column refused:
+                // past the type's range (see `float_cell`).
                 DataType::Float64 | DataType::Float32 if Float64Type::parse(text).is_some() => {
                     " (out of range)"
                 }
