@@ -443,11 +443,9 @@ impl<const W: usize> GroupOperator for SharedWindows<W> {
         }
         shape.clear(
             |record| {
-                for member in members {
-                    // SAFETY: between batches (the tape is replayed) every
-                    // member's field of every live record is initialized.
-                    unsafe { member.drop_field(record.cast()) };
-                }
+                // SAFETY: between batches (the tape is replayed) every
+                // member's field of every live record is initialized.
+                unsafe { drop_record(members, record.cast()) };
             },
             |extra| {
                 for member in members {
@@ -472,11 +470,9 @@ impl<const W: usize> Drop for SharedWindows<W> {
         }
         for shape in &mut self.shapes {
             shape.drain(|record| {
-                for member in members {
-                    // SAFETY: outside a replay every member's field of every
-                    // live record and extra aggregate is initialized.
-                    unsafe { member.drop_field(record.cast()) };
-                }
+                // SAFETY: outside a replay every member's field of every
+                // live record and extra aggregate is initialized.
+                unsafe { drop_record(members, record.cast()) };
             });
         }
     }
@@ -489,12 +485,21 @@ fn drop_waiting<const W: usize>(
     mut waiting: ChunkedDeque<MaybeUninit<Record<W>>>,
 ) {
     while let Some(mut record) = waiting.pop_front() {
-        for member in members {
-            // SAFETY: between batches every member's field of a waiting
-            // record is initialized (lifted), and the record, moved out of
-            // the deque, is not used again.
-            unsafe { member.drop_field(record.as_mut_ptr().cast()) };
-        }
+        // SAFETY: between batches every member's field of a waiting record
+        // is initialized (lifted), and the record, moved out of the deque,
+        // is not used again.
+        unsafe { drop_record(members, record.as_mut_ptr().cast()) };
+    }
+}
+
+/// Drops every member's field of `record`.
+///
+/// # Safety
+/// Every member's field of `record` is initialized and not used afterwards.
+unsafe fn drop_record(members: &[Box<dyn Member>], record: *mut u8) {
+    for member in members {
+        // SAFETY: the caller guarantees the field is initialized.
+        unsafe { member.drop_field(record) };
     }
 }
 
