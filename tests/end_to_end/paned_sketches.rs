@@ -4,9 +4,7 @@
 //! algorithm (`SET window_algorithm = 'two_stacks_lite'`), over random keys,
 //! values, NULLs, late rows, FILTERs and batch sizes.
 
-mod common;
-
-use common::{batch, engine_with_s, floats};
+use crate::common::{batch, engine_with_s, floats};
 use proptest::prelude::*;
 
 /// Each sketch function over a `RANGE` frame (always paned) and over a

@@ -2,12 +2,10 @@
 //! time) are forgotten, their state freed; a key that comes back starts
 //! afresh, and keys that stay active keep every result they had.
 
-mod common;
-
 use std::time::Duration;
 
+use crate::common::{batch, engine_with_s_and, floats, ints, strings};
 use arrow_array::RecordBatch;
-use common::{batch, engine_with_s_and, floats, ints, strings};
 use proptest::prelude::*;
 use sliq::{EngineError, StreamOptions};
 
@@ -197,7 +195,7 @@ fn a_ttl_needs_an_event_time_and_a_duration() {
     let err = engine
         .register_stream(
             "s",
-            common::schema(),
+            crate::common::schema(),
             StreamOptions::default().key_ttl(Duration::from_secs(1)),
         )
         .unwrap_err();

@@ -2,10 +2,8 @@
 //! stage's results are the next stage's rows, exactly as if they were pushed
 //! into a stream of their own.
 
-mod common;
-
+use crate::common::{batch, engine_with_s, engine_with_s_and, floats, ints, schema, some, strings};
 use arrow_array::RecordBatch;
-use common::{batch, engine_with_s, engine_with_s_and, floats, ints, schema, some, strings};
 use proptest::prelude::*;
 use sliq::{Engine, EngineError, OnLate, StreamOptions};
 

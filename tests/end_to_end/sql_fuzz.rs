@@ -3,14 +3,12 @@
 //! works or fails with a message, and the engine keeps serving a known query
 //! afterwards. A query that plans is also fed a batch (NULLs, NaN, extremes).
 
-mod common;
-
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Once;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::{batch, floats, schema};
+use crate::common::{batch, floats, schema};
 use proptest::prelude::*;
 use sliq::{Engine, StreamOptions};
 

@@ -5,9 +5,7 @@
 //! Several aggregates over one frame (which share one window per key) give
 //! what each gives in a window of its own.
 
-mod common;
-
-use common::{batch, floats, schema};
+use crate::common::{batch, floats, schema};
 use proptest::prelude::*;
 use sliq::{Engine, StreamOptions, WindowAlgorithm};
 

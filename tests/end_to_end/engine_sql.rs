@@ -1,17 +1,15 @@
 //! Every SQL form through the public `Engine` API.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use arrow_array::cast::AsArray;
-use arrow_array::{Array, Float64Array, Int64Array, RecordBatch, StringArray, StructArray};
-use arrow_schema::{DataType, Field, Schema};
-use common::{
+use crate::common::{
     batch, engine_with_s, engine_with_s_and, engine_with_stream, floats, ints, names, null_count,
     schema, some, strings,
 };
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, Float64Array, Int64Array, RecordBatch, StringArray, StructArray};
+use arrow_schema::{DataType, Field, Schema};
 use sliq::{Engine, EngineError, Executed, OnLate, StreamOptions, WindowAlgorithm};
 
 const ROWS: &[(i64, Option<&str>, Option<f64>)] = &[

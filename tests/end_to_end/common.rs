@@ -1,7 +1,5 @@
 //! Helpers for the end-to-end tests: building batches and reading results.
 
-#![allow(dead_code)]
-
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
