@@ -472,6 +472,63 @@ fn lag_and_row_number_ignore_the_frame_as_in_sql() {
 }
 
 #[test]
+fn approximate_percentiles_take_the_names_and_forms_of_other_engines() {
+    let out = run("SELECT key, \
+            approx_percentile(v, 0.9) OVER w AS p, approx_quantile(v, 0.9) OVER w AS duckdb, \
+            approx_percentile_cont(v, 0.9) OVER w AS datafusion, \
+            approx_percentile_cont(0.9) WITHIN GROUP (ORDER BY v) OVER w AS ordered_set, \
+            approx_percentile(0.9, 0.05) WITHIN GROUP (ORDER BY v ASC) OVER w AS accuracy, \
+            percentile_approx(v, 0.9) OVER w AS spark \
+         FROM s GROUP BY key WINDOW w AS (ROWS 2 PRECEDING)");
+    let p = floats(&out, "p");
+    // Key a's third row (4 s) sees 5, 3, 4; DDSketch answers the value of
+    // rank q·(n − 1) = 1.8 rounded down, the middle one, 4, within 1 %.
+    assert!((p[3].unwrap() - 4.0).abs() <= 0.04, "{p:?}");
+    for name in ["duckdb", "datafusion", "ordered_set", "spark"] {
+        assert_eq!(floats(&out, name), p, "{name}");
+    }
+    assert!((floats(&out, "accuracy")[3].unwrap() - 4.0).abs() <= 0.2);
+    // The aliases keep approx_percentile's checks, and take no third
+    // argument (DataFusion's is a number of centroids, Spark's a rank
+    // accuracy: neither is DDSketch's relative accuracy).
+    let (engine, _s) = engine_with_s();
+    let err = |sql: &str| engine.query(sql).err().map(|e| e.to_string());
+    let message = err("SELECT approx_quantile(v, 1.5) OVER (ROWS 3 PRECEDING) FROM s");
+    assert!(
+        message.as_deref().is_some_and(|m| m.contains("q must be")),
+        "{message:?}"
+    );
+    let message = err("SELECT approx_percentile_cont(v, 0.9, 100) OVER (ROWS 3 PRECEDING) FROM s");
+    assert!(
+        message
+            .as_deref()
+            .is_some_and(|m| m.contains("approx_percentile_cont(x numeric, q in [0, 1])")),
+        "{message:?}"
+    );
+}
+
+#[test]
+fn distinct_is_taken_where_duplicates_change_nothing() {
+    let out = run("SELECT key, \
+            max(DISTINCT v) OVER w AS max_distinct, max(v) OVER w AS max, \
+            min(DISTINCT v) OVER w AS min_distinct, min(v) OVER w AS min, \
+            bool_or(DISTINCT v > 3) OVER w AS above_distinct, bool_or(v > 3) OVER w AS above, \
+            approx_count_distinct(DISTINCT key) OVER w AS keys_distinct, \
+            approx_count_distinct(key) OVER w AS keys \
+         FROM s WINDOW w AS (ROWS 2 PRECEDING)");
+    for (distinct, plain) in [
+        ("max_distinct", "max"),
+        ("min_distinct", "min"),
+        ("above_distinct", "above"),
+        ("keys_distinct", "keys"),
+    ] {
+        let (distinct, plain) = (out.column_by_name(distinct), out.column_by_name(plain));
+        assert!(distinct.is_some() && distinct == plain);
+    }
+    assert_eq!(floats(&out, "max"), some(&[5.0, 5.0, 5.0, 4.0, 4.0, 7.0]));
+}
+
+#[test]
 fn every_kind_of_aggregate_runs_in_sql() {
     let out = run("SELECT key, \
             count(v) OVER w AS n, sum(v) OVER w AS total, mean(v) OVER w AS mean, geomean(v) OVER w AS g, \
@@ -1004,9 +1061,56 @@ fn planning_errors_say_what_and_where() {
             8,
         ),
         (
+            "SELECT quantile_cont(v, 0.5) OVER (ROWS 3 PRECEDING) FROM s",
+            "exact order statistics",
+            8,
+        ),
+        (
             "SELECT key, string_agg(key, ',') OVER (ROWS 3 PRECEDING) FROM s",
             "aggregates whose result grows with the window",
             13,
+        ),
+        (
+            "SELECT count(DISTINCT v) OVER (ROWS 3 PRECEDING) FROM s",
+            "count(DISTINCT …) (try approx_count_distinct)",
+            8,
+        ),
+        (
+            "SELECT sum(DISTINCT v) OVER (ROWS 3 PRECEDING) FROM s",
+            "sum(DISTINCT …) at",
+            8,
+        ),
+        (
+            "SELECT abs(DISTINCT v) FROM s",
+            "DISTINCT in the scalar function abs (only aggregates take it)",
+            8,
+        ),
+        (
+            "SELECT round(v) FILTER (WHERE v > 0) FROM s",
+            "FILTER in the scalar function round",
+            8,
+        ),
+        (
+            "SELECT key, abs(v) WITHIN GROUP (ORDER BY ts) FROM s",
+            "WITHIN GROUP in the scalar function abs",
+            13,
+        ),
+        (
+            "SELECT max(v) WITHIN GROUP (ORDER BY ts) OVER (ROWS 3 PRECEDING) FROM s",
+            "WITHIN GROUP in max (approx_percentile_cont(q) WITHIN GROUP (ORDER BY x) takes it)",
+            38,
+        ),
+        (
+            "SELECT approx_percentile_cont(0.9) WITHIN GROUP (ORDER BY v DESC) \
+             OVER (ROWS 3 PRECEDING) FROM s",
+            "WITHIN GROUP (ORDER BY … DESC) (the percentile 1 − q ascending is the same)",
+            59,
+        ),
+        (
+            "SELECT approx_percentile_cont(0.9) WITHIN GROUP (ORDER BY v, ts) \
+             OVER (ROWS 3 PRECEDING) FROM s",
+            "WITHIN GROUP ordering by more than one expression",
+            62,
         ),
         (
             "WITH RECURSIVE x AS (SELECT v FROM s) SELECT v FROM x",

@@ -153,10 +153,52 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
         "approx_percentile(x numeric, q in [0, 1] [, accuracy in (0, 0.5]]) -> DOUBLE",
     ),
     (
+        "approx_quantile",
+        "approx_quantile(x numeric, q in [0, 1]) -> DOUBLE (alias of approx_percentile, as DuckDB \
+         names it)",
+    ),
+    (
+        "approx_percentile_cont",
+        "approx_percentile_cont(x numeric, q in [0, 1]), approx_percentile_cont(q) WITHIN GROUP \
+         (ORDER BY x) -> DOUBLE (alias of approx_percentile, as DataFusion names it)",
+    ),
+    (
+        "percentile_approx",
+        "percentile_approx(x numeric, q in [0, 1]) -> DOUBLE (alias of approx_percentile, as \
+         Spark names it)",
+    ),
+    (
         "approx_median",
         "approx_median(x numeric [, accuracy in (0, 0.5]]) -> DOUBLE",
     ),
 ];
+
+/// Whether `name` (lower case) takes its value argument from
+/// `WITHIN GROUP (ORDER BY x)`, as `approx_percentile_cont(q) WITHIN GROUP
+/// (ORDER BY x)` does; the planner passes it first, as in
+/// `approx_percentile(x, q)`.
+pub fn takes_within_group(name: &str) -> bool {
+    matches!(
+        name,
+        "approx_percentile" | "approx_percentile_cont" | "approx_quantile" | "percentile_approx"
+    )
+}
+
+/// Whether `name` (lower case) gives the same result when each distinct
+/// value counts once, so that `name(DISTINCT x)` is `name(x)`: `max`, say,
+/// but not `sum`.
+pub fn ignores_duplicates(name: &str) -> bool {
+    matches!(
+        name,
+        "min"
+            | "max"
+            | "bool_and"
+            | "bool_or"
+            | "every"
+            | "approx_count_distinct"
+            | "bloom_contains"
+    )
+}
 
 /// The names of all aggregate functions, aliases included.
 pub fn function_names() -> impl Iterator<Item = &'static str> {
@@ -663,7 +705,8 @@ pub fn resolve(
                 OutputType::Scalar(ValueType::Int64),
             )
         }
-        ("approx_percentile", 2 | 3) => {
+        ("approx_percentile", 2 | 3)
+        | ("approx_quantile" | "approx_percentile_cont" | "percentile_approx", 2) => {
             numeric(&call)?;
             let q = call.float_param(1, "q", 0.0, 1.0)?;
             let accuracy = call.accuracy_param(2)?;

@@ -375,7 +375,13 @@ mod tests {
         assert_eq!(complete("sel"), (0, vec!["select".to_string()]));
         assert_eq!(
             complete("SELECT approx_p"),
-            (7, vec!["approx_percentile".to_string()])
+            (
+                7,
+                vec![
+                    "approx_percentile".to_string(),
+                    "approx_percentile_cont".to_string()
+                ]
+            )
         );
         let (start, columns) = complete("SELECT max(val");
         assert_eq!(start, 11);

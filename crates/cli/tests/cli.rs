@@ -2159,6 +2159,40 @@ fn paned_sketches_replay_as_a_sketch_per_row_does() {
 }
 
 #[test]
+fn other_engines_spellings_of_percentiles_and_distinct_run_in_the_binary() {
+    // Key a's frames hold 1 | 1, 5 | 1, 5, NULL | 5, NULL, 7 | NULL, 7, 0:
+    // the 0.5 quantile is the value of rank 0.5·(n − 1) among the values
+    // that are not NULL, rounded down: 1, 1, 1, 5, 0.
+    let out = csv_script(
+        "spellings.csv",
+        SMALL,
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}'); \
+         SELECT ts, round(approx_percentile_cont(0.5) WITHIN GROUP (ORDER BY v) OVER w) AS p, \
+         round(approx_quantile(v, 0.5) OVER w) AS q, max(DISTINCT v) OVER w AS m \
+         FROM s GROUP BY k WINDOW w AS (ROWS 2 PRECEDING);",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "ts,p,q,m\n1,1.0,1.0,1.0\n2,1.0,1.0,5.0\n3,2.0,2.0,2.0\n4,1.0,1.0,5.0\n5,5.0,5.0,7.0\n6,0.0,0.0,7.0\n"
+    );
+    let out = csv_script(
+        "spellings.csv",
+        SMALL,
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}'); \
+         SELECT sum(DISTINCT v) OVER (ROWS 2 PRECEDING) FROM s;",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(
+            "error: not supported in continuous queries: sum(DISTINCT …) at line 1, column"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn debs_generate_names_the_file_it_cannot_write() {
     let out = run(&[
         "debs",

@@ -49,6 +49,26 @@ pub fn span_location(span: sqlparser::tokenizer::Span) -> Option<Location> {
     })
 }
 
+/// A clause of `f` that only an aggregate call takes (`DISTINCT`, `FILTER`,
+/// `WITHIN GROUP`, `IGNORE NULLS`, an `ORDER BY` among its arguments), as
+/// written; `None` if it has none.
+fn aggregate_clause(f: &ast::Function, list: Option<&ast::FunctionArgumentList>) -> Option<String> {
+    if list.is_some_and(|l| l.duplicate_treatment == Some(ast::DuplicateTreatment::Distinct)) {
+        return Some("DISTINCT".into());
+    }
+    if f.filter.is_some() {
+        return Some("FILTER".into());
+    }
+    if !f.within_group.is_empty() {
+        return Some("WITHIN GROUP".into());
+    }
+    if let Some(treatment) = &f.null_treatment {
+        return Some(treatment.to_string());
+    }
+    list.and_then(|l| l.clauses.first())
+        .map(ToString::to_string)
+}
+
 /// `e` without the parentheses around it, if any (for naming it in
 /// parentheses).
 fn unnested(e: &ast::Expr) -> &ast::Expr {
@@ -580,12 +600,19 @@ impl<'a> ExprConverter<'a> {
             return Err(unknown_function(&name, location_of(&f.name)));
         };
         let list = match &f.args {
-            ast::FunctionArguments::List(list) => list.args.as_slice(),
-            ast::FunctionArguments::None => &[],
+            ast::FunctionArguments::List(list) => Some(list),
+            ast::FunctionArguments::None => None,
             ast::FunctionArguments::Subquery(_) => {
                 return Err(SqlError::unsupported(SUBQUERY_IN_EXPRESSION));
             }
         };
+        if let Some(clause) = aggregate_clause(f, list) {
+            return Err(SqlError::unsupported(format!(
+                "{clause} in the scalar function {name} (only aggregates take it)"
+            ))
+            .or_at(location_of(&f.name)));
+        }
+        let list = list.map(|l| l.args.as_slice()).unwrap_or_default();
         let mut args = Vec::new();
         for arg in list {
             match arg {

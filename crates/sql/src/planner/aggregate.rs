@@ -64,7 +64,8 @@ impl AggregatePlanner<'_> {
                 "rank" | "dense_rank" | "percent_rank" | "cume_dist" | "ntile" | "nth_value" => {
                     Some("this window function (row_number, lag and the aggregates are)")
                 }
-                "median" | "percentile_cont" | "percentile_disc" | "quantile" | "mode" => Some(
+                "median" | "percentile_cont" | "percentile_disc" | "percentile" | "quantile"
+                | "quantile_cont" | "quantile_disc" | "mode" => Some(
                     "exact order statistics, which no window keeps in constant time per row \
                      (try approx_median or approx_percentile)",
                 ),
@@ -91,11 +92,17 @@ impl AggregatePlanner<'_> {
                 return Err(SqlError::unsupported(SUBQUERY_IN_EXPRESSION));
             }
         };
-        if list.is_some_and(|l| l.duplicate_treatment == Some(ast::DuplicateTreatment::Distinct)) {
-            return Err(SqlError::unsupported(format!(
-                "{name}(DISTINCT …) (try approx_count_distinct)"
-            )));
+        let distinct =
+            list.is_some_and(|l| l.duplicate_treatment == Some(ast::DuplicateTreatment::Distinct));
+        if distinct && (user.is_some() || !registry::ignores_duplicates(&name)) {
+            let hint = match name.as_str() {
+                "count" => " (try approx_count_distinct)",
+                _ => "",
+            };
+            return Err(SqlError::unsupported(format!("{name}(DISTINCT …){hint}"))
+                .or_at(location_of(&f.name)));
         }
+        let ordered_by = within_group_argument(&name, f)?;
         let mut ignore_nulls = matches!(f.null_treatment, Some(NullTreatment::IgnoreNulls));
         if let Some(l) = list {
             for clause in &l.clauses {
@@ -117,7 +124,8 @@ impl AggregatePlanner<'_> {
         // Arguments: expressions become typed columns, literals stay constants.
         let mut arg_types = Vec::new();
         let mut arg_exprs = Vec::new();
-        for arg in list.map(|l| l.args.as_slice()).unwrap_or_default() {
+        let written = list.map(|l| l.args.as_slice()).unwrap_or_default();
+        for arg in ordered_by.iter().chain(written) {
             let e = match arg {
                 FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => e,
                 FunctionArg::Unnamed(FunctionArgExpr::Wildcard) if name == "count" => continue,
@@ -246,6 +254,42 @@ impl AggregatePlanner<'_> {
             index,
         ))))
     }
+}
+
+/// The value argument of an ordered-set call,
+/// `approx_percentile_cont(q) WITHIN GROUP (ORDER BY x)` (DataFusion's and
+/// PostgreSQL's form): `x`, which goes first, as in `approx_percentile(x, q)`.
+/// `None` for a call without `WITHIN GROUP`.
+fn within_group_argument(name: &str, f: &ast::Function) -> Result<Option<FunctionArg>, SqlError> {
+    let Some(first) = f.within_group.first() else {
+        return Ok(None);
+    };
+    let refused =
+        |what: String, at: &ast::Expr| Err(SqlError::unsupported(what).or_at(location_of(at)));
+    if !registry::takes_within_group(name) {
+        return refused(
+            format!(
+                "WITHIN GROUP in {name} (approx_percentile_cont(q) WITHIN GROUP (ORDER BY x) \
+                 takes it)"
+            ),
+            &first.expr,
+        );
+    }
+    let [order] = f.within_group.as_slice() else {
+        return refused(
+            "WITHIN GROUP ordering by more than one expression".into(),
+            &f.within_group[1].expr,
+        );
+    };
+    if order.options.asc == Some(false) {
+        return refused(
+            "WITHIN GROUP (ORDER BY … DESC) (the percentile 1 − q ascending is the same)".into(),
+            &order.expr,
+        );
+    }
+    Ok(Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(
+        order.expr.clone(),
+    ))))
 }
 
 /// A constant argument as the aggregate registry sees it; `None` for one it
