@@ -587,7 +587,7 @@ fn column_types_take_the_names_other_engines_give_them() {
              l DATETIME, m TEXT, n DOUBLE PRECISION)",
         )
         .unwrap();
-    assert!(matches!(&created[0], Executed::StreamCreated(_)));
+    assert!(matches!(&created[0], Executed::StreamCreated(_, true)));
     let info = engine.stream("aliases").unwrap().info();
     let types: Vec<&DataType> = info.schema.fields().iter().map(|f| f.data_type()).collect();
     use DataType::*;
@@ -639,6 +639,105 @@ fn column_types_take_the_names_other_engines_give_them() {
 }
 
 #[test]
+fn create_stream_if_not_exists_keeps_the_stream_that_exists() {
+    let engine = Engine::new();
+    let results = engine
+        .execute(
+            "CREATE STREAM IF NOT EXISTS t (ts BIGINT, x DOUBLE) WITH (event_time = 'ts'); \
+             CREATE STREAM IF NOT EXISTS t (y VARCHAR)",
+        )
+        .unwrap();
+    assert!(matches!(&results[0], Executed::StreamCreated(s, true) if s.name() == "t"));
+    let Executed::StreamCreated(kept, false) = &results[1] else {
+        panic!("{:?}", results[1]);
+    };
+    let info = kept.info();
+    assert_eq!(info.schema.fields().len(), 2);
+    assert_eq!(info.options.event_time_column(), Some("ts"));
+    // Without IF NOT EXISTS, the name in use is an error.
+    let err = engine.execute("CREATE STREAM t (y VARCHAR)").unwrap_err();
+    assert_eq!(err.to_string(), "stream 't' already exists");
+}
+
+#[test]
+fn clauses_a_stream_cannot_honour_are_refused_not_dropped() {
+    let engine = Engine::new();
+    engine
+        .execute("CREATE STREAM s (ts BIGINT, v DOUBLE)")
+        .unwrap();
+    for (sql, what, column) in [
+        (
+            "CREATE STREAM t (ts BIGINT DEFAULT 5)",
+            "the column option DEFAULT 5 (a stream checks its columns' types and NOT NULL only)",
+            18,
+        ),
+        (
+            "CREATE STREAM t (v DOUBLE CHECK (v > 0))",
+            "the column option CHECK (v > 0)",
+            18,
+        ),
+        (
+            "CREATE STREAM t (ts BIGINT PRIMARY KEY)",
+            "the column option PRIMARY KEY",
+            18,
+        ),
+        (
+            "CREATE STREAM t (ts BIGINT, UNIQUE (ts))",
+            "constraints",
+            37,
+        ),
+        (
+            "CREATE STREAM t AS SELECT ts FROM s",
+            "CREATE STREAM … AS SELECT",
+            15,
+        ),
+        (
+            "CREATE STREAM t LIKE s",
+            "CREATE STREAM … LIKE and CLONE",
+            15,
+        ),
+        (
+            "CREATE OR REPLACE TABLE s (ts BIGINT)",
+            "CREATE OR REPLACE",
+            25,
+        ),
+        (
+            "INSERT INTO s VALUES (1, 2.0) ON CONFLICT DO NOTHING",
+            "ON CONFLICT and ON DUPLICATE KEY UPDATE",
+            1,
+        ),
+        (
+            "INSERT INTO s VALUES (1, 2.0) RETURNING ts",
+            "RETURNING and OUTPUT",
+            1,
+        ),
+        (
+            "INSERT OR REPLACE INTO s VALUES (1, 2.0)",
+            "INSERT OR REPLACE",
+            1,
+        ),
+    ] {
+        let message = engine.execute(sql).unwrap_err().to_string();
+        assert!(
+            message.starts_with(&format!("not supported in continuous queries: {what}")),
+            "{sql}: {message}"
+        );
+        assert!(
+            message.contains(&format!("at line 1, column {column}\n")),
+            "{sql}: {message}"
+        );
+    }
+    // Nothing was created, and nothing inserted.
+    assert_eq!(engine.streams().len(), 1);
+    // NULL, NOT NULL and a comment are what a stream's columns take.
+    engine
+        .execute("CREATE STREAM u (ts BIGINT NOT NULL, v DOUBLE NULL COMMENT 'volts')")
+        .unwrap();
+    let info = engine.stream("u").unwrap().info();
+    assert!(!info.schema.field(0).is_nullable() && info.schema.field(1).is_nullable());
+}
+
+#[test]
 fn statements_create_describe_show_insert_set_drop() {
     let engine = Engine::new();
     let results = engine
@@ -647,7 +746,7 @@ fn statements_create_describe_show_insert_set_drop() {
              SHOW STREAMS; DESCRIBE t; SET window_algorithm = 'recalc'",
         )
         .unwrap();
-    assert!(matches!(&results[0], Executed::StreamCreated(s) if s.name() == "t"));
+    assert!(matches!(&results[0], Executed::StreamCreated(s, true) if s.name() == "t"));
     assert!(matches!(&results[1], Executed::Streams(v) if v.len() == 1 && v[0].name == "t"));
     match &results[2] {
         Executed::Described(info) => {
@@ -733,7 +832,9 @@ fn execute_each_hands_over_each_result_before_the_next_statement_runs() {
             // Each statement's effect is visible when its result arrives.
             let queries = engine.queries().len();
             let label = match executed {
-                Executed::StreamCreated(s) => format!("created {} ({queries} queries)", s.name()),
+                Executed::StreamCreated(s, _) => {
+                    format!("created {} ({queries} queries)", s.name())
+                }
                 Executed::Query(q) => {
                     drop(q); // dropping the handle unregisters it at once
                     format!("query ({queries} queries)")
@@ -1080,6 +1181,39 @@ fn planning_errors_say_what_and_where() {
             "sum(DISTINCT …) at",
             8,
         ),
+        (
+            "SELECT TOP 3 v FROM s",
+            "TOP (use LIMIT n to stop after n rows)",
+            1,
+        ),
+        ("SELECT v INTO t FROM s", "SELECT … INTO", 1),
+        ("SELECT v FROM s FOR UPDATE", "FOR UPDATE and FOR SHARE", 1),
+        (
+            "SELECT v FROM s CLUSTER BY v",
+            "CLUSTER BY, DISTRIBUTE BY and SORT BY",
+            1,
+        ),
+        (
+            "SELECT v FROM s LIMIT 2 OFFSET 1",
+            "LIMIT 2 OFFSET 1 (only LIMIT n)",
+            23,
+        ),
+        (
+            "SELECT v FROM s TABLESAMPLE (10 PERCENT)",
+            "TABLESAMPLE",
+            15,
+        ),
+        (
+            "SELECT v FROM (SELECT v FROM s) TABLESAMPLE (10 PERCENT)",
+            "TABLESAMPLE",
+            16,
+        ),
+        (
+            "SELECT v FROM s(1, 2)",
+            "table functions (FROM name(…))",
+            15,
+        ),
+        ("SELECT v FROM s WITH (NOLOCK)", "table hints", 15),
         (
             "SELECT abs(DISTINCT v) FROM s",
             "DISTINCT in the scalar function abs (only aggregates take it)",
@@ -2263,7 +2397,7 @@ fn decimal_columns_aggregate_exactly() {
     let created = engine
         .execute("CREATE STREAM p (k VARCHAR, price DECIMAL(10, 2), big NUMERIC(38))")
         .unwrap();
-    let Some(Executed::StreamCreated(s)) = created.into_iter().next() else {
+    let Some(Executed::StreamCreated(s, true)) = created.into_iter().next() else {
         panic!("no stream")
     };
     let q = engine

@@ -271,7 +271,10 @@ impl Session {
 
     fn show(&mut self, executed: Executed) -> Result<(), SessionError> {
         match executed {
-            Executed::StreamCreated(stream) => {
+            Executed::StreamCreated(stream, false) => {
+                note!("stream {} exists already; left as it was", stream.name());
+            }
+            Executed::StreamCreated(stream, true) => {
                 let info = stream.info();
                 // The engine's stream check read these options already.
                 if let Some(spec) = SourceSpec::from_options(info.options.options())? {

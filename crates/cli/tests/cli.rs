@@ -2193,6 +2193,36 @@ fn other_engines_spellings_of_percentiles_and_distinct_run_in_the_binary() {
 }
 
 #[test]
+fn create_stream_if_not_exists_and_clauses_a_stream_cannot_honour() {
+    let out = run(&[
+        "-c",
+        "CREATE STREAM IF NOT EXISTS s (ts BIGINT, v DOUBLE); \
+         CREATE STREAM IF NOT EXISTS s (other VARCHAR); DESCRIBE s",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("created stream s\nstream s exists already; left as it was\n"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("v "), "{}", stdout(&out));
+    // A clause sliq cannot honour stops the script, named, where it stands.
+    let out = run(&[
+        "-c",
+        "CREATE STREAM s (ts BIGINT, v DOUBLE); SELECT TOP 2 v FROM s",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(
+            "error: not supported in continuous queries: TOP (use LIMIT n to stop after n rows) \
+             at line 1, column 40"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn debs_generate_names_the_file_it_cannot_write() {
     let out = run(&[
         "debs",

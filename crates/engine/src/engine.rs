@@ -27,8 +27,9 @@ use crate::udaf::RegisteredAggregate;
 /// The result of one statement run by [`Engine::execute`].
 #[derive(Debug)]
 pub enum Executed {
-    /// `CREATE STREAM`
-    StreamCreated(Stream),
+    /// `CREATE STREAM` (false: a stream of that name existed, and `IF NOT
+    /// EXISTS` was given; the stream is that one, unchanged).
+    StreamCreated(Stream, bool),
     /// `DROP STREAM` (false: it did not exist and `IF EXISTS` was given).
     StreamDropped(String, bool),
     /// `SHOW STREAMS`
@@ -454,7 +455,13 @@ impl Engine {
                 if let Some(check) = &self.inner.stream_check {
                     (check.0)(&def, &options)?;
                 }
-                Executed::StreamCreated(self.register_stream(&def.name, def.schema, options)?)
+                match self.register_stream(&def.name, def.schema, options) {
+                    Ok(stream) => Executed::StreamCreated(stream, true),
+                    Err(EngineError::StreamExists(_)) if def.if_not_exists => {
+                        Executed::StreamCreated(self.stream(&def.name)?, false)
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             Statement::DropStream { name, if_exists } => match self.drop_stream(&name) {
                 Ok(()) => Executed::StreamDropped(name, true),

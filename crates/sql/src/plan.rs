@@ -414,6 +414,9 @@ pub struct StreamDefinition {
     pub schema: SchemaRef,
     /// `WITH (key = value, …)`, in the order written.
     pub options: Vec<StreamOption>,
+    /// `IF NOT EXISTS`: a stream of this name that exists already is kept
+    /// as it is, whatever its columns and options, and this one is dropped.
+    pub if_not_exists: bool,
 }
 
 impl StreamDefinition {

@@ -169,6 +169,7 @@ pub(super) fn plan_query_in<'q>(
     let scope = scope_with(query, outer)?;
     plan_unread_ctes(query, script, catalog, &scope, outer.len(), depth)?;
     let limit = limit_of(query)?;
+    refuse_query_clauses(query)?;
     let select = match query.body.as_ref() {
         SetExpr::Select(select) => select,
         SetExpr::Query(inner) => return plan_query_in(inner, script, catalog, &scope, depth),
@@ -186,6 +187,7 @@ pub(super) fn plan_query_in<'q>(
         return Err(SqlError::unsupported("SELECT DISTINCT")
             .or_at(span_location(select.select_token.0.span)));
     }
+    refuse_select_clauses(select)?;
     if let Some(having) = &select.having {
         return Err(SqlError::unsupported(
             "HAVING (every row emits its own result; QUALIFY keeps the rows whose \
@@ -425,11 +427,64 @@ fn limit_of(query: &ast::Query) -> Result<Option<u64>, SqlError> {
             }
         },
         Some(other) => {
+            let written = other.to_string();
             return Err(
-                SqlError::unsupported(format!("{other} (only LIMIT n)")).or_at(location_of(other))
+                SqlError::unsupported(format!("{} (only LIMIT n)", written.trim()))
+                    .or_at(location_of(other)),
             );
         }
     })
+}
+
+/// Refuses the clauses of `query` that mean nothing to a continuous query
+/// and would otherwise be dropped unread (`FOR UPDATE`, `SETTINGS`, …).
+/// `ORDER BY`, `LIMIT` and `FETCH` are checked by [`limit_of`].
+fn refuse_query_clauses(query: &ast::Query) -> Result<(), SqlError> {
+    let what = if !query.locks.is_empty() {
+        "FOR UPDATE and FOR SHARE (a stream has no rows to lock)"
+    } else if query.for_clause.is_some() {
+        "FOR XML and FOR JSON"
+    } else if query.settings.is_some() {
+        "SETTINGS"
+    } else if query.format_clause.is_some() {
+        "FORMAT (the output format is the subscriber's)"
+    } else if !query.pipe_operators.is_empty() {
+        "pipe operators (|>)"
+    } else {
+        return Ok(());
+    };
+    Err(SqlError::unsupported(what).or_at(location_of(query)))
+}
+
+/// Refuses the clauses of `select` that sliq has no meaning for and would
+/// otherwise drop unread (`TOP`, `INTO`, Hive's and ClickHouse's clauses);
+/// the clauses it reads are checked where they are planned.
+fn refuse_select_clauses(select: &ast::Select) -> Result<(), SqlError> {
+    let what = if select.top.is_some() {
+        "TOP (use LIMIT n to stop after n rows)"
+    } else if select.into.is_some() {
+        "SELECT … INTO (a query's results go to its subscriber)"
+    } else if select.select_modifiers.is_some() {
+        "SELECT modifiers"
+    } else if select.exclude.is_some() {
+        "EXCLUDE in the select list"
+    } else if !select.lateral_views.is_empty() {
+        "LATERAL VIEW"
+    } else if select.prewhere.is_some() {
+        "PREWHERE (use WHERE)"
+    } else if !select.connect_by.is_empty() {
+        "CONNECT BY"
+    } else if !select.cluster_by.is_empty()
+        || !select.distribute_by.is_empty()
+        || !select.sort_by.is_empty()
+    {
+        "CLUSTER BY, DISTRIBUTE BY and SORT BY"
+    } else if select.value_table_mode.is_some() {
+        "SELECT AS STRUCT and SELECT AS VALUE"
+    } else {
+        return Ok(());
+    };
+    Err(SqlError::unsupported(what).or_at(span_location(select.select_token.0.span)))
 }
 
 /// The one relation `select` reads: joins and several relations are refused.

@@ -50,6 +50,9 @@ impl Source {
         };
         match relation {
             TableFactor::Table { name, alias, .. } => {
+                if let Some(what) = unread_table_clause(relation) {
+                    return Err(SqlError::unsupported(what).or_at(location_of(name)));
+                }
                 let alias = alias_name(alias)?;
                 let stream = object_name(name);
                 let cte = scope
@@ -76,10 +79,13 @@ impl Source {
                 lateral,
                 subquery,
                 alias,
-                ..
+                sample,
             } => {
                 if *lateral {
                     return Err(SqlError::unsupported("LATERAL").or_at(location_of(relation)));
+                }
+                if sample.is_some() {
+                    return Err(SqlError::unsupported(TABLESAMPLE).or_at(location_of(relation)));
                 }
                 let plan = plan_query_in(subquery, script, catalog, scope, depth + 1)?;
                 Self::subquery(plan, alias_name(alias)?, location_of(relation))
@@ -123,5 +129,46 @@ impl Source {
                 self.stream
             ),
         }
+    }
+}
+
+/// What [`unread_table_clause`] says of `TABLESAMPLE`.
+const TABLESAMPLE: &str =
+    "TABLESAMPLE (a query reads every row of its stream; WHERE can pick some)";
+
+/// A clause on a stream's name in `FROM` that sliq does not read and would
+/// otherwise drop (`TABLESAMPLE`, a table function's arguments, hints,
+/// time travel), named for the error; `None` for a plain name.
+fn unread_table_clause(relation: &TableFactor) -> Option<&'static str> {
+    let TableFactor::Table {
+        args,
+        with_hints,
+        version,
+        with_ordinality,
+        partitions,
+        json_path,
+        sample,
+        index_hints,
+        ..
+    } = relation
+    else {
+        return None;
+    };
+    if args.is_some() {
+        Some("table functions (FROM name(…))")
+    } else if sample.is_some() {
+        Some(TABLESAMPLE)
+    } else if !with_hints.is_empty() || !index_hints.is_empty() {
+        Some("table hints")
+    } else if version.is_some() {
+        Some("time travel (FOR SYSTEM_TIME AS OF, AT, BEFORE)")
+    } else if *with_ordinality {
+        Some("WITH ORDINALITY")
+    } else if !partitions.is_empty() {
+        Some("PARTITION (…) in FROM")
+    } else if json_path.is_some() {
+        Some("JSON paths in FROM")
+    } else {
+        None
     }
 }

@@ -9,11 +9,12 @@ use sqlparser::ast::{self, SetExpr};
 
 use super::{object_name, unknown_stream};
 use crate::error::{SqlError, SqlErrorKind, closest, did_you_mean};
-use crate::expr::{ExprConverter, Place, df_schema, ident_location, location_of};
+use crate::expr::{ExprConverter, Place, df_schema, ident_location, location_of, span_location};
 use crate::plan::{Catalog, Statement, StreamDefinition, StreamOption};
 use crate::types::{arrow_type, sql_type_name};
 
 pub(super) fn create_stream(create: &ast::CreateTable) -> Result<Statement, SqlError> {
+    refuse_create_clauses(create)?;
     if create.columns.is_empty() {
         return Err(SqlError::plan("CREATE STREAM needs at least one column"));
     }
@@ -21,10 +22,20 @@ pub(super) fn create_stream(create: &ast::CreateTable) -> Result<Statement, SqlE
     for col in &create.columns {
         let data_type =
             arrow_type(&col.data_type).map_err(|e| e.or_at(ident_location(&col.name)))?;
-        let not_null = col
-            .options
-            .iter()
-            .any(|o| matches!(o.option, ast::ColumnOption::NotNull));
+        let mut not_null = false;
+        for o in &col.options {
+            match &o.option {
+                ast::ColumnOption::NotNull => not_null = true,
+                ast::ColumnOption::Null | ast::ColumnOption::Comment(_) => {}
+                other => {
+                    return Err(SqlError::unsupported(format!(
+                        "the column option {other} (a stream checks its columns' types and \
+                         NOT NULL only)"
+                    ))
+                    .or_at(ident_location(&col.name)));
+                }
+            }
+        }
         if fields
             .iter()
             .any(|f: &Field| f.name().eq_ignore_ascii_case(&col.name.value))
@@ -67,6 +78,7 @@ pub(super) fn create_stream(create: &ast::CreateTable) -> Result<Statement, SqlE
         name: object_name(&create.name),
         schema: Arc::new(Schema::new(fields)),
         options,
+        if_not_exists: create.if_not_exists,
     };
     if let Some(col) = definition.option("event_time") {
         match definition.schema.field_with_name(col) {
@@ -97,10 +109,60 @@ pub(super) fn create_stream(create: &ast::CreateTable) -> Result<Statement, SqlE
     Ok(Statement::CreateStream(definition))
 }
 
+/// Refuses what `CREATE STREAM` (or `CREATE TABLE`) may carry besides
+/// columns and `WITH` options, which would otherwise be dropped unread.
+fn refuse_create_clauses(create: &ast::CreateTable) -> Result<(), SqlError> {
+    let what = if create.query.is_some() {
+        "CREATE STREAM … AS SELECT (a stream is fed by its source or by INSERT; \
+         a SELECT over it is a query)"
+    } else if create.like.is_some() || create.clone.is_some() {
+        "CREATE STREAM … LIKE and CLONE (declare the columns)"
+    } else if create.or_replace {
+        "CREATE OR REPLACE (DROP STREAM, then CREATE STREAM)"
+    } else if let Some(constraint) = create.constraints.first() {
+        return Err(SqlError::unsupported(
+            "constraints (a stream checks its columns' types and NOT NULL only)",
+        )
+        .or_at(location_of(constraint)));
+    } else {
+        return Ok(());
+    };
+    Err(SqlError::unsupported(what).or_at(location_of(&create.name)))
+}
+
+/// Refuses the clauses of `INSERT` that mean nothing to a stream (it has no
+/// keys to conflict on and no rows to return or overwrite) and would
+/// otherwise be dropped unread.
+fn refuse_insert_clauses(insert: &ast::Insert) -> Result<(), SqlError> {
+    let what = if insert.or.is_some() || insert.replace_into {
+        "INSERT OR REPLACE and REPLACE INTO (a stream has no keys to conflict on)"
+    } else if insert.ignore {
+        "INSERT IGNORE (a stream has no keys to conflict on)"
+    } else if insert.on.is_some() {
+        "ON CONFLICT and ON DUPLICATE KEY UPDATE (a stream has no keys to conflict on)"
+    } else if insert.returning.is_some() || insert.output.is_some() {
+        "RETURNING and OUTPUT (a query over the stream sees the rows)"
+    } else if insert.overwrite {
+        "INSERT OVERWRITE (a stream's rows cannot be replaced)"
+    } else if !insert.assignments.is_empty() {
+        "INSERT … SET (use INSERT … VALUES)"
+    } else if insert.partitioned.is_some() || !insert.after_columns.is_empty() {
+        "PARTITION in INSERT"
+    } else if insert.settings.is_some() || insert.format_clause.is_some() {
+        "SETTINGS and FORMAT in INSERT"
+    } else if insert.multi_table_insert_type.is_some() {
+        "inserting into several streams at once"
+    } else {
+        return Ok(());
+    };
+    Err(SqlError::unsupported(what).or_at(span_location(insert.insert_token.0.span)))
+}
+
 pub(super) fn plan_insert(
     insert: &ast::Insert,
     catalog: &dyn Catalog,
 ) -> Result<Statement, SqlError> {
+    refuse_insert_clauses(insert)?;
     let ast::TableObject::TableName(name) = &insert.table else {
         let other = &insert.table;
         return Err(SqlError::unsupported(format!("INSERT INTO {other}")));
