@@ -1186,6 +1186,16 @@ fn planning_errors_say_what_and_where() {
             "TOP (use LIMIT n to stop after n rows)",
             1,
         ),
+        (
+            "SELECT max(v) OVER (ORDER BY ts NULLS FIRST ROWS 2 PRECEDING) FROM s",
+            "ORDER BY … NULLS FIRST in a window",
+            8,
+        ),
+        (
+            "SELECT CAST(v AS VARCHAR FORMAT 'x') FROM s",
+            "CAST … FORMAT 'x' (cast, then format with to_char)",
+            13,
+        ),
         ("SELECT v INTO t FROM s", "SELECT … INTO", 1),
         ("SELECT v FROM s FOR UPDATE", "FOR UPDATE and FOR SHARE", 1),
         (
@@ -2070,6 +2080,49 @@ fn scalar_functions_work_in_items_arguments_and_filters() {
         ),
         "{err}"
     );
+}
+
+#[test]
+fn like_takes_any_escape_character() {
+    let engine = Engine::new();
+    engine.execute("CREATE STREAM t (k VARCHAR)").unwrap();
+    let q = engine
+        .query(
+            "SELECT CAST(k LIKE '5!%%' ESCAPE '!' AS BIGINT) AS pct, \
+                    CAST(k ILIKE 'A!_%' ESCAPE '!' AS BIGINT) AS under, \
+                    CAST(k LIKE '%\\%' ESCAPE '!' AS BIGINT) AS backslash, \
+                    CAST(k NOT LIKE 'x##' ESCAPE '#' AS BIGINT) AS not_hash, \
+                    CAST(k LIKE '5\\%%' AS BIGINT) AS default_escape \
+             FROM t",
+        )
+        .unwrap();
+    engine
+        .execute(r"INSERT INTO t VALUES ('5%'), ('50'), ('a_b'), ('ab'), ('c\'), ('x#')")
+        .unwrap();
+    let out = q.recv().unwrap();
+    let n = |xs: &[i64]| xs.iter().map(|&x| Some(x)).collect::<Vec<_>>();
+    assert_eq!(ints(&out, "pct"), n(&[1, 0, 0, 0, 0, 0]));
+    assert_eq!(ints(&out, "under"), n(&[0, 0, 1, 0, 0, 0]));
+    assert_eq!(ints(&out, "backslash"), n(&[0, 0, 0, 0, 1, 0]));
+    assert_eq!(ints(&out, "not_hash"), n(&[1, 1, 1, 1, 1, 0]));
+    assert_eq!(ints(&out, "default_escape"), n(&[1, 0, 0, 0, 0, 0]));
+    // Another escape character needs a constant pattern; a pattern may not
+    // end with it.
+    let (engine, _s) = engine_with_s();
+    for (sql, message) in [
+        (
+            "SELECT key LIKE key ESCAPE '!' FROM s",
+            "not supported in continuous queries: ESCAPE '!' with a pattern that is not a \
+             constant (ESCAPE '\\' is taken) at line 1, column 17",
+        ),
+        (
+            "SELECT key LIKE 'a!' ESCAPE '!' FROM s",
+            "the LIKE pattern 'a!' ends with its escape character '!' at line 1, column 17",
+        ),
+    ] {
+        let err = engine.query(sql).unwrap_err().to_string();
+        assert!(err.starts_with(message), "{sql}: {err}");
+    }
 }
 
 #[test]

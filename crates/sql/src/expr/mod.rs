@@ -49,6 +49,33 @@ pub fn span_location(span: sqlparser::tokenizer::Span) -> Option<Location> {
     })
 }
 
+/// `pattern`, a LIKE pattern whose escape character is `escape`, written
+/// with backslash escapes instead (a backslash of its own becomes `\\`).
+fn with_backslash_escapes(pattern: &str, escape: char) -> Result<String, String> {
+    let mut out = String::with_capacity(pattern.len() + 2);
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c == escape => match chars.next() {
+                Some(escaped) => {
+                    if matches!(escaped, '%' | '_' | '\\') {
+                        out.push('\\');
+                    }
+                    out.push(escaped);
+                }
+                None => {
+                    return Err(format!(
+                        "the LIKE pattern '{pattern}' ends with its escape character '{escape}'"
+                    ));
+                }
+            },
+            '\\' => out.push_str("\\\\"),
+            c => out.push(c),
+        }
+    }
+    Ok(out)
+}
+
 /// A clause of `f` that only an aggregate call takes (`DISTINCT`, `FILTER`,
 /// `WITHIN GROUP`, `IGNORE NULLS`, an `ORDER BY` among its arguments), as
 /// written; `None` if it has none.
@@ -430,8 +457,15 @@ impl<'a> ExprConverter<'a> {
                 kind,
                 expr,
                 data_type,
+                format,
                 ..
             } => {
+                if let Some(format) = format {
+                    return Err(SqlError::unsupported(format!(
+                        "CAST … FORMAT {format} (cast, then format with to_char)"
+                    ))
+                    .or_at(location_of(e)));
+                }
                 let inner = self.convert(expr, aggregates)?;
                 let target = arrow_type(data_type).map_err(|err| err.or_at(location_of(e)))?;
                 match kind {
@@ -728,7 +762,6 @@ impl<'a> ExprConverter<'a> {
         aggregates: &mut Aggregates<'_, '_>,
     ) -> Result<Expr, SqlError> {
         let x = self.cast_to(self.convert(expr, aggregates)?, &DataType::Utf8)?;
-        let p = self.cast_to(self.convert(pattern, aggregates)?, &DataType::Utf8)?;
         let escape = match escape.map(|v| &v.value) {
             Some(Value::SingleQuotedString(s)) if s.chars().count() == 1 => s.chars().next(),
             Some(other) => {
@@ -738,6 +771,29 @@ impl<'a> ExprConverter<'a> {
             }
             None => None,
         };
+        // Arrow's LIKE escapes with a backslash only: a constant pattern
+        // written with another escape character is rewritten to it.
+        let (p, escape) = match (escape, pattern) {
+            (Some(c), ast::Expr::Value(v)) if c != '\\' => match &v.value {
+                Value::SingleQuotedString(text) => {
+                    let rewritten = with_backslash_escapes(text, c)
+                        .map_err(|e| SqlError::plan(e).or_at(location_of(pattern)))?;
+                    (
+                        Expr::Literal(ScalarValue::Utf8(Some(rewritten)), None),
+                        Some('\\'),
+                    )
+                }
+                _ => (self.convert(pattern, aggregates)?, escape),
+            },
+            (Some(c), _) if c != '\\' => {
+                return Err(SqlError::unsupported(format!(
+                    "ESCAPE '{c}' with a pattern that is not a constant (ESCAPE '\\' is taken)"
+                ))
+                .or_at(location_of(pattern)));
+            }
+            _ => (self.convert(pattern, aggregates)?, escape),
+        };
+        let p = self.cast_to(p, &DataType::Utf8)?;
         Ok(Expr::Like(Like::new(
             negated,
             Box::new(x),

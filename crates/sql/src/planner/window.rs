@@ -65,6 +65,12 @@ impl AggregatePlanner<'_> {
                                 "ORDER BY … DESC in a window (streams arrive in ascending time)",
                             ));
                         }
+                        if o.options.nulls_first == Some(true) {
+                            return Err(SqlError::unsupported(
+                                "ORDER BY … NULLS FIRST in a window (a row whose time is NULL \
+                                 is late, never first)",
+                            ));
+                        }
                         self.check_window_order(i, &column)?;
                         Some(i.value.clone())
                     }
