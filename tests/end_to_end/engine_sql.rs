@@ -738,6 +738,47 @@ fn clauses_a_stream_cannot_honour_are_refused_not_dropped() {
 }
 
 #[test]
+fn explain_and_show_take_the_forms_that_mean_what_they_show() {
+    let (engine, _s) = engine_with_s();
+    for sql in [
+        "EXPLAIN VERBOSE SELECT v FROM s",
+        "EXPLAIN QUERY PLAN SELECT v FROM s",
+    ] {
+        let executed = engine.execute(sql).unwrap().pop();
+        assert!(
+            matches!(&executed, Some(Executed::Explained(plan)) if plan.starts_with("ContinuousQuery: SELECT v FROM s")),
+            "{sql}: {executed:?}"
+        );
+    }
+    let executed = engine.execute("SHOW COLUMNS FROM s").unwrap().pop();
+    assert!(
+        matches!(&executed, Some(Executed::Described(info)) if info.schema.fields().len() == 3),
+        "{executed:?}"
+    );
+    for (sql, what) in [
+        ("EXPLAIN ANALYZE SELECT v FROM s", "EXPLAIN ANALYZE"),
+        (
+            "EXPLAIN FORMAT JSON SELECT v FROM s",
+            "EXPLAIN ESTIMATE and EXPLAIN FORMAT",
+        ),
+        (
+            "SHOW TABLES LIKE 'x%'",
+            "SHOW TABLES LIKE 'x%' (SHOW STREAMS lists every stream)",
+        ),
+        (
+            "SHOW COLUMNS FROM s LIKE 'k%'",
+            "SHOW COLUMNS FROM s LIKE 'k%'",
+        ),
+    ] {
+        let message = engine.execute(sql).unwrap_err().to_string();
+        assert!(
+            message.starts_with(&format!("not supported in continuous queries: {what}")),
+            "{sql}: {message}"
+        );
+    }
+}
+
+#[test]
 fn statements_create_describe_show_insert_set_drop() {
     let engine = Engine::new();
     let results = engine

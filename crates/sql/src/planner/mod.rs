@@ -67,7 +67,22 @@ fn plan_statement(
         S::Query(query) => Ok(Statement::Query(Box::new(plan_query(
             query, script, catalog,
         )?))),
-        S::Explain { statement, .. } => match statement.as_ref() {
+        S::Explain {
+            analyze,
+            estimate,
+            format,
+            options,
+            statement,
+            ..
+        } => match statement.as_ref() {
+            // VERBOSE and QUERY PLAN ask for no more than EXPLAIN shows.
+            _ if *analyze || options.is_some() => Err(SqlError::unsupported(
+                "EXPLAIN ANALYZE and EXPLAIN (options) (a continuous query never ends: \
+                 EXPLAIN shows its plan, and its statistics count what it has done)",
+            )),
+            _ if *estimate || format.is_some() => Err(SqlError::unsupported(
+                "EXPLAIN ESTIMATE and EXPLAIN FORMAT (EXPLAIN writes its plan as text)",
+            )),
             S::Query(query) => Ok(Statement::Explain(Box::new(plan_query(
                 query, script, catalog,
             )?))),
@@ -106,7 +121,34 @@ fn plan_statement(
                 "{stmt} (try SHOW STREAMS or SHOW QUERIES)"
             ))),
         },
-        S::ShowTables { .. } => Ok(Statement::ShowStreams),
+        S::ShowTables { show_options, .. } => match show_options {
+            ast::ShowStatementOptions {
+                show_in: None,
+                starts_with: None,
+                limit: None,
+                limit_from: None,
+                filter_position: None,
+            } => Ok(Statement::ShowStreams),
+            _ => Err(SqlError::unsupported(format!(
+                "{stmt} (SHOW STREAMS lists every stream)"
+            ))),
+        },
+        S::ShowColumns { show_options, .. } => match show_options {
+            ast::ShowStatementOptions {
+                show_in:
+                    Some(ast::ShowStatementIn {
+                        parent_name: Some(table_name),
+                        ..
+                    }),
+                starts_with: None,
+                limit: None,
+                limit_from: None,
+                filter_position: None,
+            } => describe(table_name, catalog),
+            _ => Err(SqlError::unsupported(format!(
+                "{stmt} (SHOW COLUMNS FROM s, or DESCRIBE s, lists every column)"
+            ))),
+        },
         S::ShowFunctions { filter } => match filter {
             None => Ok(Statement::ShowFunctions { like: None }),
             Some(
@@ -120,13 +162,7 @@ fn plan_statement(
                 "SHOW FUNCTIONS {other} (only LIKE 'pattern')"
             ))),
         },
-        S::ExplainTable { table_name, .. } => {
-            let name = object_name(table_name);
-            if catalog.stream(&name).is_none() {
-                return Err(unknown_stream(&name, catalog, location_of(table_name)));
-            }
-            Ok(Statement::Describe(name))
-        }
+        S::ExplainTable { table_name, .. } => describe(table_name, catalog),
         S::Set(ast::Set::SingleAssignment {
             variable, values, ..
         }) => {
@@ -151,6 +187,15 @@ fn plan_statement(
             first_words(&other.to_string())
         ))),
     }
+}
+
+/// `DESCRIBE table_name`, which must be a stream.
+fn describe(table_name: &ast::ObjectName, catalog: &dyn Catalog) -> Result<Statement, SqlError> {
+    let name = object_name(table_name);
+    if catalog.stream(&name).is_none() {
+        return Err(unknown_stream(&name, catalog, location_of(table_name)));
+    }
+    Ok(Statement::Describe(name))
 }
 
 fn first_words(s: &str) -> String {
