@@ -66,6 +66,15 @@ const KEYWORDS: &[&str] = &[
     "WITH",
     "IF",
     "EXISTS",
+    "WITHIN",
+    "TOP",
+    "ESCAPE",
+    "TABLESAMPLE",
+    "RETURNING",
+    "CONFLICT",
+    "DEFAULT",
+    "NULLS",
+    "FIRST",
     "s",
     "t",
     "w",
@@ -103,6 +112,8 @@ const SEEDS: &[&str] = &[
     "WITH a AS (SELECT ts AS t, key, avg(v) OVER (ROWS 3 PRECEDING) AS m FROM s GROUP BY key QUALIFY m > 0), b AS (SELECT t, key, sum(m) OVER (RANGE '5s') AS x FROM a GROUP BY key) SELECT * FROM b WHERE x > 1",
     "SELECT key, v - avg(v) OVER (ROWS BETWEEN 100 PRECEDING AND 1 PRECEDING), approx_median(v) OVER (ROWS BETWEEN 999 PRECEDING AND 999 PRECEDING) FROM s GROUP BY key",
     "SELECT max(v) OVER (ORDER BY ts RANGE BETWEEN INTERVAL '10' SECOND PRECEDING AND INTERVAL '1' SECOND PRECEDING), count(*) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND 2 PRECEDING) FROM s",
+    "SELECT approx_percentile_cont(0.9) WITHIN GROUP (ORDER BY v) OVER w, max(DISTINCT v) OVER w, key LIKE 'a!%' ESCAPE '!' FROM s WINDOW w AS (ROWS 9 PRECEDING)",
+    "CREATE STREAM IF NOT EXISTS s (ts BIGINT NOT NULL, key VARCHAR COMMENT 'k', v DOUBLE)",
 ];
 
 /// Tokens that may stand in for one another without breaking the syntax, so
