@@ -1381,6 +1381,11 @@ fn planning_errors_say_what_and_where() {
             "the constant 'x' cannot be read as DOUBLE",
             46,
         ),
+        (
+            "INSERT INTO s (key, v) VALUES ('a', 2.0)",
+            "INSERT gives no value for column 'ts', which is NOT NULL",
+            16,
+        ),
     ] {
         let message = engine.execute(sql).unwrap_err().to_string();
         assert!(
@@ -1388,6 +1393,20 @@ fn planning_errors_say_what_and_where() {
             "{message}"
         );
     }
+    // A NULL bound for a NOT NULL column is named by its row; no row goes in.
+    let q = engine.query("SELECT ts FROM s").unwrap();
+    let message = engine
+        .execute("INSERT INTO s VALUES (1, 'a', 2.0), (NULL, 'b', 1.0)")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.ends_with("INSERT row 2: column 'ts' is NOT NULL, but its value is NULL"),
+        "{message}"
+    );
+    engine
+        .execute("INSERT INTO s VALUES (3, 'c', 1.0)")
+        .unwrap();
+    assert_eq!(ints(&q.recv().unwrap(), "ts"), vec![Some(3)]);
     assert!(err("SELECT max(v) OVER (ROWS 3 PRECEDING FROM s").starts_with("syntax error"));
     // A syntax error after EXPLAIN points into the statement explained.
     let explained = engine

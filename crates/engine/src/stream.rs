@@ -120,7 +120,7 @@ pub(crate) fn literal_batch(
     )
     .map_err(|e| fail(e.to_string()))?;
     let mut columns: Vec<Vec<ArrayRef>> = vec![Vec::new(); schema.fields().len()];
-    for row in rows {
+    for (r, row) in rows.iter().enumerate() {
         for (i, e) in row.iter().enumerate() {
             let physical =
                 physical_expr(e, &empty).map_err(|err| fail(format!("INSERT value {e}: {err}")))?;
@@ -128,8 +128,16 @@ pub(crate) fn literal_batch(
                 .evaluate(&one_row)
                 .and_then(|v| v.into_array(1))
                 .map_err(|err| fail(format!("INSERT value {e}: {err}")))?;
-            let value = arrow_cast::cast(&value, schema.field(i).data_type())
+            let field = schema.field(i);
+            let value = arrow_cast::cast(&value, field.data_type())
                 .map_err(|err| fail(format!("INSERT value {e}: {err}")))?;
+            if !field.is_nullable() && value.is_null(0) {
+                return Err(fail(format!(
+                    "INSERT row {}: column '{}' is NOT NULL, but its value is NULL",
+                    r + 1,
+                    field.name()
+                )));
+            }
             if let Some(column) = columns.get_mut(i) {
                 column.push(value);
             }

@@ -202,6 +202,15 @@ pub(super) fn plan_insert(
             })
             .collect::<Result<_, _>>()?
     };
+    if let Some(left_out) =
+        (0..schema.fields().len()).find(|i| !columns.contains(i) && !schema.field(*i).is_nullable())
+    {
+        return Err(SqlError::plan(format!(
+            "INSERT gives no value for column '{}', which is NOT NULL",
+            schema.field(left_out).name()
+        ))
+        .or_at(insert.columns.first().and_then(location_of)));
+    }
     let empty = Arc::new(Schema::empty());
     let empty_df = df_schema(&empty)?;
     let converter = ExprConverter::new(empty_df, &stream).with_catalog(catalog);
