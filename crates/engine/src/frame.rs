@@ -9,7 +9,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, UInt32Array};
 use arrow_schema::ArrowError;
 use sliq_sql::Frame;
-use sliq_swag::ChunkedDeque;
+use sliq_swag::{ChunkedDeque, SplitDeque};
 
 use crate::operator::{PREFETCH_SLOTS, PREFETCH_STRUCT};
 
@@ -539,13 +539,12 @@ impl FrameState {
 /// A key's event times under a RANGE frame ending before the current row.
 #[derive(Default)]
 pub struct TimesBefore {
-    /// The times in the window, oldest first; kept only when the frame has
-    /// a start, by which they leave.
-    window: ChunkedDeque<i64>,
+    /// The times held, oldest first: the older part is the window (kept
+    /// only when the frame has a start, by which they leave), the younger
+    /// part the times waiting to enter it.
+    times: SplitDeque<i64>,
     /// Rows in the window.
     in_window: u64,
-    /// The times waiting to enter the window, oldest first.
-    waiting: ChunkedDeque<i64>,
     /// The newest time, by which a row is late.
     newest: Option<i64>,
 }
@@ -553,7 +552,7 @@ pub struct TimesBefore {
 impl TimesBefore {
     /// Rows held: in the window and waiting.
     fn rows(&self) -> u64 {
-        self.in_window + self.waiting.len() as u64
+        self.in_window + self.times.younger_len() as u64
     }
 
     /// Takes in a row at time `t` (not late): the waiting rows up to
@@ -561,13 +560,14 @@ impl TimesBefore {
     /// `t − start` leave it. Returns how many entered and how many left.
     fn advance(&mut self, t: i64, start: Option<i64>, end: i64) -> (u32, u32) {
         self.newest = Some(t);
-        self.waiting.push_back(t);
+        self.times.push_back(t);
         let admit_to = t.saturating_sub(end);
         let mut admitted = 0;
-        while let Some(&oldest) = self.waiting.front().filter(|&&o| o <= admit_to) {
-            self.waiting.pop_front();
-            if start.is_some() {
-                self.window.push_back(oldest);
+        while self.times.younger_front().is_some_and(|&o| o <= admit_to) {
+            self.times.admit();
+            if start.is_none() {
+                // An unbounded window keeps no times: none ever leaves.
+                self.times.pop_front();
             }
             self.in_window += 1;
             admitted += 1;
@@ -575,18 +575,14 @@ impl TimesBefore {
         let mut evicted = 0;
         if let Some(start) = start {
             let keep_from = t.saturating_sub(start);
-            while self
-                .window
-                .front()
-                .is_some_and(|&oldest| oldest < keep_from)
-            {
-                self.window.pop_front();
+            while self.times.older_front().is_some_and(|&o| o < keep_from) {
+                self.times.pop_front();
                 self.in_window -= 1;
                 evicted += 1;
             }
-            debug_assert!(self.waiting.front().is_none_or(|&o| o >= keep_from));
+            debug_assert!(self.times.younger_front().is_none_or(|&o| o >= keep_from));
         }
-        debug_assert!(start.is_none() || self.in_window == self.window.len() as u64);
+        debug_assert!(start.is_none() || self.in_window == self.times.older_len() as u64);
         (admitted, evicted)
     }
 }
