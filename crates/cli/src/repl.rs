@@ -213,8 +213,14 @@ fn history_path() -> Option<std::path::PathBuf> {
 
 fn dot_command(session: &mut Session, line: &str) -> bool {
     let mut words = line.split_whitespace();
-    match (words.next(), words.next()) {
+    let (command, argument, extra) = (words.next(), words.next(), words.next());
+    match (command, argument) {
         (Some(".quit" | ".exit"), _) => return false,
+        (Some(c @ (".help" | ".streams" | ".queries" | ".stats" | ".stop")), Some(_)) => {
+            note!("usage: {c} (it takes no argument)")
+        }
+        (Some(".timing"), Some(_)) if extra.is_some() => note!("usage: .timing on|off"),
+        (Some(".format"), Some(_)) if extra.is_some() => note!("usage: .format table|csv|json"),
         (Some(".help"), _) => say!("{HELP}"),
         (Some(".streams"), _) => report(session.run("SHOW STREAMS")),
         (Some(".queries"), _) => report(session.run("SHOW QUERIES")),

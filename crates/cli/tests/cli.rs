@@ -2036,7 +2036,8 @@ fn dropping_the_demo_stream_stops_its_feed() {
 fn dot_commands_without_a_valid_argument_say_how_to_use_them() {
     let out = piped_repl(
         &["--no-demo"],
-        b".timing maybe\n.timing off\n.timing\n.format\n.format xml\n",
+        b".timing maybe\n.timing off\n.timing\n.format\n.format xml\n.stop now\n\
+          .timing on please\n.format csv json\n",
     );
     let err = stderr(&out);
     for said in [
@@ -2044,9 +2045,17 @@ fn dot_commands_without_a_valid_argument_say_how_to_use_them() {
         "timing is off: .timing on|off",
         "usage: .format table|csv|json",
         "unknown format 'xml': expected table, csv or json",
+        "usage: .stop (it takes no argument)",
+        "usage: .timing on|off",
     ] {
         assert!(err.contains(said), "{said}: {err}");
     }
+    // `.format` alone, then `.format csv json`.
+    assert_eq!(
+        err.matches("usage: .format table|csv|json").count(),
+        2,
+        "{err}"
+    );
 }
 
 #[test]
