@@ -3209,6 +3209,11 @@ fn create_stream_errors_point_at_the_option_at_fault() {
             "path = 'data.txt': expected a .csv file",
             35,
         ),
+        (
+            "WITH (path = 'a.csv', PATH = 'b.csv')",
+            "the option 'PATH' is given twice",
+            25,
+        ),
     ] {
         let err = engine
             .execute(&format!("CREATE STREAM s (v DOUBLE)\n  {options}"))

@@ -349,7 +349,7 @@ impl SourceSpec {
             });
         }
         let source = option(options, "source").map(str::to_ascii_lowercase);
-        Ok(match (source.as_deref(), option(options, "path")) {
+        let spec = match (source.as_deref(), option(options, "path")) {
             (Some("file") | None, Some(path)) => {
                 let mut text = text_options(options, true)?;
                 if option(options, "format").is_none() {
@@ -461,7 +461,60 @@ impl SourceSpec {
                     ),
                 ));
             }
-        })
+        };
+        let (what, reads) = Self::options_read(spec.as_ref());
+        if let Some((key, _)) = options
+            .iter()
+            .find(|(key, _)| key != "source" && !reads.contains(&key.as_str()))
+        {
+            let message = match spec {
+                None => format!(
+                    "{key} means nothing to a stream without a source (path = '…' or \
+                     source = '…' declares one)"
+                ),
+                Some(_) => format!(
+                    "{key} means nothing to {what}, which reads {}",
+                    reads.join(", ")
+                ),
+            };
+            return Err(SourceError::bad_option(key, message));
+        }
+        Ok(spec)
+    }
+
+    /// What reads a stream's options, named for errors (empty for a stream
+    /// without a source), and the options it reads besides `source`.
+    fn options_read(spec: Option<&SourceSpec>) -> (&'static str, &'static [&'static str]) {
+        match spec {
+            // Nothing reads them, but a bad one is refused all the same.
+            None => ("", &["format", "header", "delimiter", "on_error", "follow"]),
+            Some(SourceSpec::File { .. }) => (
+                "a file source",
+                &[
+                    "path",
+                    "format",
+                    "header",
+                    "delimiter",
+                    "on_error",
+                    "follow",
+                ],
+            ),
+            Some(SourceSpec::Stdin { .. }) => (
+                "source = 'stdin'",
+                &["format", "header", "delimiter", "on_error"],
+            ),
+            Some(SourceSpec::Tcp { .. }) => (
+                "source = 'tcp'",
+                &["listen", "format", "header", "delimiter", "on_error"],
+            ),
+            Some(SourceSpec::Generator { .. }) => {
+                ("source = 'generator'", &["rate", "keys", "rows"])
+            }
+            Some(SourceSpec::Debs { .. }) => (
+                "source = 'debs'",
+                &["path", "out_of_order", "delay_ms", "speed"],
+            ),
+        }
     }
 
     /// Whether the source ends by itself.

@@ -431,6 +431,38 @@ fn generator_source_runs_to_its_row_count() {
 }
 
 #[test]
+fn an_option_its_source_does_not_read_is_refused_where_it_stands() {
+    for (options, said) in [
+        (
+            "source = 'generator', listen = '127.0.0.1:9000'",
+            "error: listen means nothing to source = 'generator', which reads rate, keys, rows \
+             at line 1, column 66",
+        ),
+        (
+            "source = 'stdin', path = 'data.csv'",
+            "error: path means nothing to source = 'stdin', which reads format, header, \
+             delimiter, on_error at line 1, column 60",
+        ),
+        (
+            "rate = 5",
+            "error: rate means nothing to a stream without a source (path = '…' or source = '…' \
+             declares one) at line 1, column 42",
+        ),
+        (
+            "path = 'a.csv', path = 'b.csv'",
+            "error: the option 'path' is given twice at line 1, column 51",
+        ),
+    ] {
+        let out = run(&[
+            "-c",
+            &format!("CREATE STREAM s (ts BIGINT) WITH ({options})"),
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{options}");
+        assert!(stderr(&out).contains(said), "{options}: {}", stderr(&out));
+    }
+}
+
+#[test]
 fn malformed_csv_lines_fail_with_their_line_number_or_are_skipped() {
     let path = scratch(
         "bad.csv",

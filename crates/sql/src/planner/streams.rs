@@ -63,6 +63,18 @@ pub(super) fn create_stream(create: &ast::CreateTable) -> Result<Statement, SqlE
                         },
                         other => other.to_string(),
                     };
+                    if options
+                        .iter()
+                        .any(|o: &StreamOption| o.key.eq_ignore_ascii_case(&key.value))
+                    {
+                        return Err(SqlError::at(
+                            SqlErrorKind::Plan(format!(
+                                "the option '{}' is given twice",
+                                key.value
+                            )),
+                            ident_location(key),
+                        ));
+                    }
                     options.push(StreamOption {
                         key: key.value.to_ascii_lowercase(),
                         value,
