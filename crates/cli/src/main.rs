@@ -57,7 +57,12 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[command(name = "sliq", version, about)]
 struct Args {
     /// Run these `;`-separated statements, then exit.
-    #[arg(short = 'c', long = "command", value_name = "SQL")]
+    #[arg(
+        short = 'c',
+        long = "command",
+        value_name = "SQL",
+        allow_hyphen_values = true
+    )]
     command: Option<String>,
     /// Run the statements in this file, then exit.
     #[arg(short = 'f', long = "file", value_name = "FILE")]

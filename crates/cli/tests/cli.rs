@@ -431,6 +431,16 @@ fn generator_source_runs_to_its_row_count() {
 }
 
 #[test]
+fn a_script_may_start_with_a_comment() {
+    let out = run(&[
+        "-c",
+        "-- a stream fed by hand\nCREATE STREAM s (ts BIGINT); SHOW STREAMS",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("s (ts BIGINT)"), "{}", stdout(&out));
+}
+
+#[test]
 fn an_option_its_source_does_not_read_is_refused_where_it_stands() {
     for (options, said) in [
         (
