@@ -2143,6 +2143,80 @@ fn scalar_functions_work_in_items_arguments_and_filters() {
 }
 
 #[test]
+fn a_float_cast_to_an_integer_rounds_halves_to_even() {
+    // As PostgreSQL and DuckDB cast (arrow alone would truncate).
+    let engine = Engine::new();
+    engine
+        .execute("CREATE STREAM f (v DOUBLE, r REAL)")
+        .unwrap();
+    let q = engine
+        .query(
+            "SELECT CAST(v AS BIGINT) AS big, CAST(r AS INT) AS int, v::SMALLINT AS small, \
+                    TRY_CAST(v AS INT) AS try, CAST(2.5 AS INT) AS constant FROM f",
+        )
+        .unwrap();
+    engine
+        .execute(
+            "INSERT INTO f VALUES (1.7, 1.7), (-1.7, -1.5), (2.5, 2.5), (-0.5, -0.4), \
+             (3.5, 0.5), (NULL, NULL)",
+        )
+        .unwrap();
+    let out = q.recv().unwrap();
+    let expected = vec![Some(2), Some(-2), Some(2), Some(0), Some(4), None];
+    for column in ["big", "small", "try"] {
+        assert_eq!(ints(&out, column), expected, "{column}");
+    }
+    assert_eq!(
+        ints(&out, "int"),
+        vec![Some(2), Some(-2), Some(2), Some(0), Some(0), None]
+    );
+    assert_eq!(ints(&out, "constant"), vec![Some(2); 6]);
+    // A float inserted into an integer column is cast the same way.
+    engine.execute("CREATE STREAM i (n INT)").unwrap();
+    let q = engine.query("SELECT n FROM i").unwrap();
+    engine
+        .execute("INSERT INTO i VALUES (1.7), (-2.5)")
+        .unwrap();
+    assert_eq!(ints(&q.recv().unwrap(), "n"), vec![Some(2), Some(-2)]);
+}
+
+mod cast_rounding {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Any double within BIGINT's range, halves and near-halves included.
+        #[test]
+        fn a_cast_to_bigint_rounds_every_double_halves_to_even(
+            values in prop::collection::vec(
+                prop_oneof![
+                    any::<i32>().prop_map(|i| f64::from(i) / 2.0),
+                    -9.0e18..9.0e18f64,
+                    -4.0..4.0f64,
+                ],
+                1..200,
+            )
+        ) {
+            let engine = Engine::new();
+            let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Float64, true)]));
+            let s = engine
+                .register_stream("f", schema.clone(), StreamOptions::default())
+                .unwrap();
+            let q = engine.query("SELECT CAST(v AS BIGINT) AS c FROM f").unwrap();
+            let batch =
+                RecordBatch::try_new(schema, vec![Arc::new(Float64Array::from(values.clone()))])
+                    .unwrap();
+            s.push(batch).unwrap();
+            let expected: Vec<Option<i64>> =
+                values.iter().map(|v| Some(v.round_ties_even() as i64)).collect();
+            prop_assert_eq!(ints(&q.recv().unwrap(), "c"), expected);
+        }
+    }
+}
+
+#[test]
 fn like_takes_any_escape_character() {
     let engine = Engine::new();
     engine.execute("CREATE STREAM t (k VARCHAR)").unwrap();

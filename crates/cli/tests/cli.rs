@@ -431,6 +431,19 @@ fn generator_source_runs_to_its_row_count() {
 }
 
 #[test]
+fn a_float_cast_to_an_integer_rounds_as_duckdb_does() {
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        "CREATE STREAM f (v DOUBLE); SELECT CAST(v AS INT) AS i FROM f; \
+         INSERT INTO f VALUES (1.5), (-1.5), (0.49), (2.5)",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "i\n2\n-2\n0\n2\n");
+}
+
+#[test]
 fn a_script_may_start_with_a_comment() {
     let out = run(&[
         "-c",

@@ -49,6 +49,28 @@ pub fn span_location(span: sqlparser::tokenizer::Span) -> Option<Location> {
     })
 }
 
+/// `x` (a DOUBLE) rounded to the nearest whole number, halves to the even
+/// one: DataFusion's `round` takes halves away from zero, so a half is
+/// `2 · round(x / 2)` (both steps exact in binary floating point).
+fn round_ties_even(x: Expr) -> Expr {
+    let (Some(round), Some(trunc), Some(abs)) = (
+        scalar_function("round"),
+        scalar_function("trunc"),
+        scalar_function("abs"),
+    ) else {
+        return x;
+    };
+    let fraction = abs.call(vec![x.clone() - trunc.call(vec![x.clone()])]);
+    let half = datafusion_expr::binary_expr(fraction, Operator::Eq, datafusion_expr::lit(0.5f64));
+    let even =
+        datafusion_expr::lit(2.0f64) * round.call(vec![x.clone() / datafusion_expr::lit(2.0f64)]);
+    Expr::Case(Case::new(
+        None,
+        vec![(Box::new(half), Box::new(even))],
+        Some(Box::new(round.call(vec![x]))),
+    ))
+}
+
 /// `pattern`, a LIKE pattern whose escape character is `escape`, written
 /// with backslash escapes instead (a backslash of its own becomes `\\`).
 fn with_backslash_escapes(pattern: &str, escape: char) -> Result<String, String> {
@@ -468,6 +490,7 @@ impl<'a> ExprConverter<'a> {
                 }
                 let inner = self.convert(expr, aggregates)?;
                 let target = arrow_type(data_type).map_err(|err| err.or_at(location_of(e)))?;
+                let inner = self.rounded_for(inner, &target)?;
                 match kind {
                     ast::CastKind::TryCast | ast::CastKind::SafeCast => {
                         Expr::TryCast(datafusion_expr::expr::TryCast::new(boxed(inner), target))
@@ -858,7 +881,36 @@ impl<'a> ExprConverter<'a> {
                 "the text {text} is used as a {to}: write CAST({text} AS {to}) to read it as one"
             )));
         }
+        let e = self.rounded_for(e, target)?;
         cast_constant(Expr::Cast(Cast::new(Box::new(e), target.clone())))
+    }
+
+    /// `e`, rounded to the nearest whole number (halves to even) if it is a
+    /// float about to be cast to an integer type: PostgreSQL and DuckDB read
+    /// `CAST(1.7 AS INT)` as 2 and `CAST(2.5 AS INT)` as 2, where arrow's
+    /// cast truncates. A constant is rounded now, so that `cast_constant`
+    /// still reads it.
+    fn rounded_for(&self, e: Expr, target: &DataType) -> Result<Expr, SqlError> {
+        let from = self.type_of(&e)?;
+        if !target.is_integer() || !from.is_floating() {
+            return Ok(e);
+        }
+        Ok(match e {
+            Expr::Literal(ScalarValue::Float64(v), metadata) => {
+                Expr::Literal(ScalarValue::Float64(v.map(f64::round_ties_even)), metadata)
+            }
+            Expr::Literal(ScalarValue::Float32(v), metadata) => {
+                Expr::Literal(ScalarValue::Float32(v.map(f32::round_ties_even)), metadata)
+            }
+            other => {
+                // A FLOAT widens to DOUBLE exactly.
+                let x = match from {
+                    DataType::Float64 => other,
+                    _ => Expr::Cast(Cast::new(Box::new(other), DataType::Float64)),
+                };
+                round_ties_even(x)
+            }
+        })
     }
 
     /// [`Self::cast_to`] for each of `exprs`.
