@@ -49,6 +49,37 @@ pub fn span_location(span: sqlparser::tokenizer::Span) -> Option<Location> {
     })
 }
 
+/// The decimal type of scale 0 that `t`, a decimal with a fraction, rounds
+/// into (with a digit more before the point, for a carry: 9.5 is 10);
+/// `None` for any other type.
+fn whole_decimal(t: &DataType) -> Option<DataType> {
+    use arrow_schema::{
+        DECIMAL32_MAX_PRECISION, DECIMAL64_MAX_PRECISION, DECIMAL128_MAX_PRECISION,
+        DECIMAL256_MAX_PRECISION,
+    };
+    let digits = |precision: u8, scale: i8, max: u8| {
+        (scale > 0).then(|| {
+            let whole = i16::from(precision) - i16::from(scale) + 1;
+            whole.clamp(1, i16::from(max)) as u8
+        })
+    };
+    match *t {
+        DataType::Decimal32(p, s) => {
+            digits(p, s, DECIMAL32_MAX_PRECISION).map(|p| DataType::Decimal32(p, 0))
+        }
+        DataType::Decimal64(p, s) => {
+            digits(p, s, DECIMAL64_MAX_PRECISION).map(|p| DataType::Decimal64(p, 0))
+        }
+        DataType::Decimal128(p, s) => {
+            digits(p, s, DECIMAL128_MAX_PRECISION).map(|p| DataType::Decimal128(p, 0))
+        }
+        DataType::Decimal256(p, s) => {
+            digits(p, s, DECIMAL256_MAX_PRECISION).map(|p| DataType::Decimal256(p, 0))
+        }
+        _ => None,
+    }
+}
+
 /// `x` (a DOUBLE) rounded to the nearest whole number, halves to the even
 /// one: DataFusion's `round` takes halves away from zero, so a half is
 /// `2 · round(x / 2)` (both steps exact in binary floating point).
@@ -885,14 +916,22 @@ impl<'a> ExprConverter<'a> {
         cast_constant(Expr::Cast(Cast::new(Box::new(e), target.clone())))
     }
 
-    /// `e`, rounded to the nearest whole number (halves to even) if it is a
-    /// float about to be cast to an integer type: PostgreSQL and DuckDB read
-    /// `CAST(1.7 AS INT)` as 2 and `CAST(2.5 AS INT)` as 2, where arrow's
-    /// cast truncates. A constant is rounded now, so that `cast_constant`
-    /// still reads it.
+    /// `e`, rounded to a whole number if it is about to be cast to an
+    /// integer type, as PostgreSQL and DuckDB cast, where arrow's cast
+    /// truncates: a float to the nearest, halves to even (`CAST(2.5 AS INT)`
+    /// is 2, `CAST(1.7 AS INT)` 2), a decimal halves away from zero
+    /// (`CAST(DECIMAL '2.5' AS INT)` is 3). A constant is rounded now, so
+    /// that `cast_constant` still reads it.
     fn rounded_for(&self, e: Expr, target: &DataType) -> Result<Expr, SqlError> {
+        if !target.is_integer() {
+            return Ok(e);
+        }
         let from = self.type_of(&e)?;
-        if !target.is_integer() || !from.is_floating() {
+        if let Some(whole) = whole_decimal(&from) {
+            // Arrow rounds a decimal to a smaller scale halves away from zero.
+            return cast_constant(Expr::Cast(Cast::new(Box::new(e), whole)));
+        }
+        if !from.is_floating() {
             return Ok(e);
         }
         Ok(match e {
