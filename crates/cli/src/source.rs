@@ -467,12 +467,12 @@ impl SourceSpec {
             .iter()
             .find(|(key, _)| key != "source" && !reads.contains(&key.as_str()))
         {
-            let message = match spec {
+            let message = match what {
                 None => format!(
                     "{key} means nothing to a stream without a source (path = '…' or \
                      source = '…' declares one)"
                 ),
-                Some(_) => format!(
+                Some(what) => format!(
                     "{key} means nothing to {what}, which reads {}",
                     reads.join(", ")
                 ),
@@ -482,14 +482,17 @@ impl SourceSpec {
         Ok(spec)
     }
 
-    /// What reads a stream's options, named for errors (empty for a stream
+    /// What reads a stream's options, named for errors (`None` for a stream
     /// without a source), and the options it reads besides `source`.
-    fn options_read(spec: Option<&SourceSpec>) -> (&'static str, &'static [&'static str]) {
+    fn options_read(spec: Option<&SourceSpec>) -> (Option<&'static str>, &'static [&'static str]) {
         match spec {
             // Nothing reads them, but a bad one is refused all the same.
-            None => ("", &["format", "header", "delimiter", "on_error", "follow"]),
+            None => (
+                None,
+                &["format", "header", "delimiter", "on_error", "follow"],
+            ),
             Some(SourceSpec::File { .. }) => (
-                "a file source",
+                Some("a file source"),
                 &[
                     "path",
                     "format",
@@ -500,18 +503,18 @@ impl SourceSpec {
                 ],
             ),
             Some(SourceSpec::Stdin { .. }) => (
-                "source = 'stdin'",
+                Some("source = 'stdin'"),
                 &["format", "header", "delimiter", "on_error"],
             ),
             Some(SourceSpec::Tcp { .. }) => (
-                "source = 'tcp'",
+                Some("source = 'tcp'"),
                 &["listen", "format", "header", "delimiter", "on_error"],
             ),
             Some(SourceSpec::Generator { .. }) => {
-                ("source = 'generator'", &["rate", "keys", "rows"])
+                (Some("source = 'generator'"), &["rate", "keys", "rows"])
             }
             Some(SourceSpec::Debs { .. }) => (
-                "source = 'debs'",
+                Some("source = 'debs'"),
                 &["path", "out_of_order", "delay_ms", "speed"],
             ),
         }

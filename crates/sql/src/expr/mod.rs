@@ -828,20 +828,24 @@ impl<'a> ExprConverter<'a> {
         // Arrow's LIKE escapes with a backslash only: a constant pattern
         // written with another escape character is rewritten to it.
         let (p, escape) = match (escape, pattern) {
-            (Some(c), ast::Expr::Value(v)) if c != '\\' => match &v.value {
-                Value::SingleQuotedString(text) => {
-                    let rewritten = with_backslash_escapes(text, c)
-                        .map_err(|e| SqlError::plan(e).or_at(location_of(pattern)))?;
-                    (
-                        Expr::Literal(ScalarValue::Utf8(Some(rewritten)), None),
-                        Some('\\'),
-                    )
-                }
-                _ => (self.convert(pattern, aggregates)?, escape),
-            },
+            (
+                Some(c),
+                ast::Expr::Value(ast::ValueWithSpan {
+                    value: Value::SingleQuotedString(text),
+                    ..
+                }),
+            ) if c != '\\' => {
+                let rewritten = with_backslash_escapes(text, c)
+                    .map_err(|e| SqlError::plan(e).or_at(location_of(pattern)))?;
+                (
+                    Expr::Literal(ScalarValue::Utf8(Some(rewritten)), None),
+                    Some('\\'),
+                )
+            }
             (Some(c), _) if c != '\\' => {
                 return Err(SqlError::unsupported(format!(
-                    "ESCAPE '{c}' with a pattern that is not a constant (ESCAPE '\\' is taken)"
+                    "ESCAPE '{c}' with a pattern that is not a text constant (ESCAPE '\\' \
+                     takes any pattern)"
                 ))
                 .or_at(location_of(pattern)));
             }
