@@ -779,6 +779,27 @@ fn explain_and_show_take_the_forms_that_mean_what_they_show() {
 }
 
 #[test]
+fn drop_stream_restrict_leaves_a_stream_that_queries_read() {
+    let (engine, s) = engine_with_s();
+    let q = engine.query("SELECT v FROM s").unwrap();
+    let err = engine.execute("DROP STREAM s RESTRICT").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "stream 's' has 1 running query: DROP STREAM … RESTRICT leaves it (without RESTRICT, \
+         the drop ends them)"
+    );
+    s.push(batch(&[(1, Some("a"), Some(2.0))])).unwrap();
+    assert_eq!(floats(&q.recv().unwrap(), "v"), some(&[2.0]));
+    // Once the query is gone, RESTRICT drops it; CASCADE ends the queries.
+    drop(q);
+    engine.execute("DROP STREAM s RESTRICT").unwrap();
+    let (engine, _s) = engine_with_s();
+    let q = engine.query("SELECT v FROM s").unwrap();
+    engine.execute("DROP STREAM s CASCADE").unwrap();
+    assert!(matches!(q.recv(), Err(EngineError::Closed)));
+}
+
+#[test]
 fn statements_create_describe_show_insert_set_drop() {
     let engine = Engine::new();
     let results = engine

@@ -444,6 +444,29 @@ fn a_float_cast_to_an_integer_rounds_as_duckdb_does() {
 }
 
 #[test]
+fn drop_stream_restrict_leaves_a_stream_a_query_stands_over() {
+    let out = run(&[
+        "-c",
+        "CREATE STREAM s (ts BIGINT); SELECT ts FROM s; DROP STREAM s RESTRICT",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(
+            "error: stream 's' has 1 running query: DROP STREAM … RESTRICT leaves it \
+             (without RESTRICT, the drop ends them)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["-c", "CREATE STREAM s (ts BIGINT); DROP STREAM s RESTRICT"]);
+    assert!(
+        stderr(&out).contains("dropped stream s"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn a_script_may_start_with_a_comment() {
     let out = run(&[
         "-c",

@@ -314,6 +314,20 @@ impl Engine {
         }
     }
 
+    /// For `DROP STREAM … RESTRICT`: an error if queries run over `name`.
+    fn refuse_if_queried(&self, name: &str) -> Result<(), EngineError> {
+        let queries = self
+            .stream(name)
+            .map_or(0, |stream| stream.state.queries.read().len());
+        match queries {
+            0 => Ok(()),
+            _ => Err(EngineError::StreamInUse {
+                stream: name.to_string(),
+                queries,
+            }),
+        }
+    }
+
     fn unknown_stream(&self, name: &str) -> EngineError {
         let streams = self.inner.streams.read();
         EngineError::UnknownStream {
@@ -463,13 +477,22 @@ impl Engine {
                     Err(e) => return Err(e),
                 }
             }
-            Statement::DropStream { name, if_exists } => match self.drop_stream(&name) {
-                Ok(()) => Executed::StreamDropped(name, true),
-                Err(EngineError::UnknownStream { .. }) if if_exists => {
-                    Executed::StreamDropped(name, false)
+            Statement::DropStream {
+                name,
+                if_exists,
+                restrict,
+            } => {
+                if restrict {
+                    self.refuse_if_queried(&name)?;
                 }
-                Err(e) => return Err(e),
-            },
+                match self.drop_stream(&name) {
+                    Ok(()) => Executed::StreamDropped(name, true),
+                    Err(EngineError::UnknownStream { .. }) if if_exists => {
+                        Executed::StreamDropped(name, false)
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
             Statement::ShowStreams => Executed::Streams(self.streams()),
             Statement::ShowQueries => Executed::Queries(self.queries()),
             Statement::ShowFunctions { like } => {

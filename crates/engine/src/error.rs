@@ -21,6 +21,18 @@ pub enum EngineError {
     /// `CREATE STREAM` or `register_stream` with a name in use.
     #[error("stream '{0}' already exists")]
     StreamExists(String),
+    /// `DROP STREAM … RESTRICT` while queries run over the stream.
+    #[error(
+        "stream '{stream}' has {queries} running quer{}: DROP STREAM … RESTRICT leaves it \
+         (without RESTRICT, the drop ends them)",
+        if *queries == 1 { "y" } else { "ies" }
+    )]
+    StreamInUse {
+        /// The stream.
+        stream: String,
+        /// How many queries run over it.
+        queries: usize,
+    },
     /// A pushed batch does not have the stream's schema; nothing was pushed.
     #[error("batch rejected by stream '{stream}': {details}")]
     SchemaMismatch {

@@ -452,12 +452,15 @@ impl StreamDefinition {
 pub enum Statement {
     /// `CREATE STREAM`
     CreateStream(StreamDefinition),
-    /// `DROP STREAM [IF EXISTS] name`
+    /// `DROP STREAM [IF EXISTS] name [RESTRICT]`
     DropStream {
         /// The stream.
         name: String,
         /// `IF EXISTS`
         if_exists: bool,
+        /// `RESTRICT`: refused while queries run over the stream (a plain
+        /// drop, or `CASCADE`, ends them).
+        restrict: bool,
     },
     /// `SHOW STREAMS`
     ShowStreams,

@@ -93,6 +93,7 @@ fn plan_statement(
             object_type: ast::ObjectType::Table,
             names,
             if_exists,
+            restrict,
             ..
         } => match names.as_slice() {
             [name] => {
@@ -103,6 +104,7 @@ fn plan_statement(
                 Ok(Statement::DropStream {
                     name: stream,
                     if_exists: *if_exists,
+                    restrict: *restrict,
                 })
             }
             _ => Err(SqlError::unsupported(
