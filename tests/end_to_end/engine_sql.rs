@@ -241,6 +241,40 @@ fn float_keys_group_as_sql_compares_them() {
 }
 
 #[test]
+fn a_negative_zero_equals_zero_in_in_lists_case_and_nullif() {
+    // As `=` has it, and as PostgreSQL and DuckDB give them; DataFusion
+    // alone compares these three by bits.
+    let engine = Engine::new();
+    engine
+        .execute("CREATE STREAM z (a DOUBLE, b DOUBLE, r REAL)")
+        .unwrap();
+    let q = engine
+        .query(
+            "SELECT CAST(a IN (b, 5) AS INT) AS in_column, CAST(a IN (0.0, 5) AS INT) AS in_constant, \
+                    CAST(r NOT IN (0) AS INT) AS not_in, CAST(round(a - 0.2) IN (0) AS INT) AS rounded, \
+                    CASE a WHEN b THEN 1 ELSE 0 END AS simple_case, \
+                    nullif(a, b) AS nullif_column, nullif(r, 0) AS nullif_real, nullif(a, 7) AS kept \
+             FROM z",
+        )
+        .unwrap();
+    engine
+        .execute("INSERT INTO z VALUES (-0.0, 0.0, -0.0), (1, 2, 1), (NULL, 0, NULL)")
+        .unwrap();
+    let out = q.recv().unwrap();
+    assert_eq!(ints(&out, "in_column"), vec![Some(1), Some(0), None]);
+    assert_eq!(ints(&out, "in_constant"), vec![Some(1), Some(0), None]);
+    assert_eq!(ints(&out, "not_in"), vec![Some(0), Some(1), None]);
+    assert_eq!(ints(&out, "rounded"), vec![Some(1), Some(0), None]);
+    assert_eq!(ints(&out, "simple_case"), vec![Some(1), Some(0), Some(0)]);
+    assert_eq!(floats(&out, "nullif_column"), vec![None, Some(1.0), None]);
+    assert_eq!(floats(&out, "nullif_real"), vec![None, Some(1.0), None]);
+    // nullif keeps its first argument as it was, sign of zero included.
+    let kept = floats(&out, "kept");
+    assert!(kept[0].is_some_and(|x| x == 0.0 && x.is_sign_negative()));
+    assert_eq!(kept[1..], [Some(1.0), None]);
+}
+
+#[test]
 fn unsigned_and_dictionary_arguments_aggregate_without_failing() {
     // UInt64 values beyond i64 are aggregated as floats (like decimals), and
     // dictionary-encoded strings as their values.

@@ -444,6 +444,23 @@ fn a_float_cast_to_an_integer_rounds_as_duckdb_does() {
 }
 
 #[test]
+fn a_negative_zero_equals_zero_in_in_lists_case_and_nullif() {
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        "CREATE STREAM f (v DOUBLE); \
+         SELECT round(v) IN (0, 1) AS listed, CASE round(v) WHEN 0 THEN 'zero' ELSE 'other' END AS named, \
+                nullif(round(v), 0) AS n FROM f; \
+         INSERT INTO f VALUES (-0.2), (0.7), (-3)",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "listed,named,n\ntrue,zero,\ntrue,other,1.0\nfalse,other,-3.0\n"
+    );
+}
+#[test]
 fn drop_stream_restrict_leaves_a_stream_a_query_stands_over() {
     let out = run(&[
         "-c",

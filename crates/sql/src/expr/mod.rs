@@ -20,11 +20,13 @@ use crate::plan::Catalog;
 use crate::types::{arrow_type, sql_type_name};
 
 mod constants;
+mod float_equality;
 mod functions;
 mod sql_text;
 
 use constants::{cast_constant, check_regex, constant_arithmetic, refused_constant};
 pub use constants::{literal, negative_literal};
+use float_equality::{float_nullif, zero_unsigned};
 pub use functions::{
     FunctionInfo, builtin_functions, like, over_scalar_function, scalar_function, unknown_function,
 };
@@ -427,12 +429,13 @@ impl<'a> ExprConverter<'a> {
                     .collect::<Result<Vec<_>, _>>()?;
                 let all: Vec<&Expr> = std::iter::once(&x).chain(items.iter()).collect();
                 let common = self.common_type(&all)?;
-                let items = self.cast_each(items, &common)?;
-                Expr::InList(InList::new(
-                    boxed(self.cast_to(x, &common)?),
-                    items,
-                    *negated,
-                ))
+                let items = self
+                    .cast_each(items, &common)?
+                    .into_iter()
+                    .map(|i| zero_unsigned(i, &common))
+                    .collect();
+                let x = zero_unsigned(self.cast_to(x, &common)?, &common);
+                Expr::InList(InList::new(boxed(x), items, *negated))
             }
             A::Like {
                 negated,
@@ -488,8 +491,12 @@ impl<'a> ExprConverter<'a> {
                     Some(op) => {
                         let refs: Vec<&Expr> = std::iter::once(&op).chain(whens.iter()).collect();
                         let t = self.common_type(&refs)?;
-                        let whens = self.cast_each(whens, &t)?;
-                        (Some(boxed(self.cast_to(op, &t)?)), whens)
+                        let whens = self
+                            .cast_each(whens, &t)?
+                            .into_iter()
+                            .map(|w| zero_unsigned(w, &t))
+                            .collect();
+                        (Some(boxed(zero_unsigned(self.cast_to(op, &t)?, &t))), whens)
                     }
                     None => {
                         let whens = self.cast_each(whens, &DataType::Boolean)?;
@@ -780,6 +787,12 @@ impl<'a> ExprConverter<'a> {
             .zip(&coerced)
             .map(|(a, field)| self.cast_to(a, field.data_type()))
             .collect::<Result<Vec<_>, _>>()?;
+        if name == "nullif"
+            && let ([a, b], [field, _]) = (args.as_slice(), coerced.as_slice())
+            && let Some(by_value) = float_nullif(a, b, field.data_type())
+        {
+            return Ok(by_value);
+        }
         // Some functions only run rewritten into other expressions
         // (`coalesce` into CASE, `arrow_cast` into CAST): DataFusion's
         // optimizer asks each function for its rewrite, and so does this.
