@@ -275,6 +275,95 @@ fn a_negative_zero_equals_zero_in_in_lists_case_and_nullif() {
 }
 
 #[test]
+fn functions_take_the_names_postgresql_and_duckdb_give_them() {
+    let engine = Engine::new();
+    engine
+        .execute("CREATE STREAM p (v DOUBLE, i BIGINT, t TIMESTAMP)")
+        .unwrap();
+    let q = engine
+        .query(
+            "SELECT mod(i, 3) AS m, mod(v, 2) AS fm, sign(v) AS s, ceiling(v) AS c, \
+                    strftime(t, '%Y/%m/%d') AS st FROM p",
+        )
+        .unwrap();
+    engine
+        .execute(
+            "INSERT INTO p VALUES (-2.5, -7, TIMESTAMP '2024-02-29 12:00:00'), (0, 8, NULL), \
+             (1.25, NULL, NULL)",
+        )
+        .unwrap();
+    let out = q.recv().unwrap();
+    assert_eq!(ints(&out, "m"), vec![Some(-1), Some(2), None]);
+    assert_eq!(floats(&out, "fm"), vec![Some(-0.5), Some(0.0), Some(1.25)]);
+    assert_eq!(floats(&out, "s"), vec![Some(-1.0), Some(0.0), Some(1.0)]);
+    assert_eq!(floats(&out, "c"), vec![Some(-2.0), Some(0.0), Some(2.0)]);
+    assert_eq!(
+        strings(&out, "st"),
+        vec![Some("2024/02/29".to_string()), None, None]
+    );
+    // mod is the operator: its errors are the operator's, at the call.
+    for (sql, message) in [
+        (
+            "SELECT mod(7, 0) AS z FROM p",
+            "7 % 0 cannot be computed: division by zero at line 1, column 8",
+        ),
+        (
+            "SELECT mod(i) FROM p",
+            "mod takes two arguments at line 1, column 8",
+        ),
+        (
+            "SELECT mod(i, 2) OVER (ROWS 2 PRECEDING) FROM p",
+            "mod is a scalar function, not an aggregate",
+        ),
+    ] {
+        let err = engine.query(sql).unwrap_err().to_string();
+        assert!(err.contains(message), "{sql}: {err}");
+    }
+}
+
+#[test]
+fn ignore_nulls_stands_after_the_call_or_inside_it() {
+    let engine = Engine::new();
+    engine
+        .execute("CREATE STREAM n (s VARCHAR, v DOUBLE)")
+        .unwrap();
+    let q = engine
+        .query(
+            "SELECT first_value(v) IGNORE NULLS OVER w AS after, first_value(v IGNORE NULLS) OVER w AS inside, \
+                    last_value(upper(s) IGNORE NULLS) OVER w AS around_a_function, \
+                    last_value(upper(s)) OVER w AS respected, first_value(v RESPECT NULLS) OVER w AS first \
+             FROM n WINDOW w AS (ROWS 2 PRECEDING)",
+        )
+        .unwrap();
+    engine
+        .execute("INSERT INTO n VALUES (NULL, NULL), ('x', 1), (NULL, 2), (NULL, NULL)")
+        .unwrap();
+    let out = q.recv().unwrap();
+    for column in ["after", "inside"] {
+        assert_eq!(
+            floats(&out, column),
+            vec![None, Some(1.0), Some(1.0), Some(1.0)],
+            "{column}"
+        );
+    }
+    let x = Some("X".to_string());
+    assert_eq!(
+        strings(&out, "around_a_function"),
+        vec![None, x.clone(), x.clone(), x.clone()]
+    );
+    assert_eq!(strings(&out, "respected"), vec![None, x, None, None]);
+    assert_eq!(floats(&out, "first"), vec![None, None, None, Some(1.0)]);
+    let err = engine
+        .query("SELECT max(v IGNORE NULLS) OVER (ROWS 2 PRECEDING) FROM n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("max: IGNORE NULLS applies only to first_value and last_value"),
+        "{err}"
+    );
+}
+
+#[test]
 fn unsigned_and_dictionary_arguments_aggregate_without_failing() {
     // UInt64 values beyond i64 are aggregated as floats (like decimals), and
     // dictionary-encoded strings as their values.

@@ -461,6 +461,35 @@ fn a_negative_zero_equals_zero_in_in_lists_case_and_nullif() {
     );
 }
 #[test]
+fn mod_sign_and_ceiling_take_postgresqls_names() {
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        "CREATE STREAM f (v DOUBLE, i INT); \
+         SELECT mod(i, 4) AS m, sign(v) AS s, ceiling(v) AS c FROM f; \
+         INSERT INTO f VALUES (-1.5, 9), (2.25, -9)",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "m,s,c\n1,-1.0,-1.0\n-1,1.0,3.0\n");
+}
+
+#[test]
+fn ignore_nulls_may_stand_inside_the_call_as_duckdb_writes_it() {
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        "CREATE STREAM f (s VARCHAR); \
+         SELECT last_value(s IGNORE NULLS) OVER (ROWS 5 PRECEDING) AS inside, \
+                last_value(s) IGNORE NULLS OVER (ROWS 5 PRECEDING) AS after FROM f; \
+         INSERT INTO f VALUES ('a'), (NULL)",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "inside,after\na,a\na,a\n");
+}
+
+#[test]
 fn drop_stream_restrict_leaves_a_stream_a_query_stands_over() {
     let out = run(&[
         "-c",

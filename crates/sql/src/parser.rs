@@ -39,6 +39,12 @@ impl Dialect for SliqDialect {
     fn supports_bitwise_shift_operators(&self) -> bool {
         true
     }
+
+    /// `first_value(x IGNORE NULLS)`, DuckDB's and BigQuery's place for the
+    /// clause, besides the standard `first_value(x) IGNORE NULLS`.
+    fn supports_window_function_null_treatment_arg(&self) -> bool {
+        true
+    }
 }
 
 /// How deep expressions may nest (`a OR b OR c` is three deep:

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use datafusion_expr::Operator;
 use sqlparser::ast;
 
 use crate::error::{Location, SqlError, SqlErrorKind, closest};
@@ -17,6 +18,33 @@ const CLOCK_FUNCTIONS: &[&str] = &[
     "today",
     "current_time",
 ];
+
+/// Names PostgreSQL and DuckDB give functions that DataFusion has under
+/// another name: `(spelling, DataFusion's name)`.
+const OTHER_SPELLINGS: &[(&str, &str)] = &[
+    ("sign", "signum"),
+    ("ceiling", "ceil"),
+    ("strftime", "to_char"),
+];
+
+/// Functions that PostgreSQL and DuckDB spell out for a binary operator,
+/// planned as the operator: `(name, operator, signature)`.
+const OPERATOR_FUNCTIONS: &[(&str, Operator, &str)] =
+    &[("mod", Operator::Modulo, "mod(a numeric, b numeric): a % b")];
+
+/// The binary operator that function `name` (lower case) is written for.
+pub(super) fn operator_function(name: &str) -> Option<Operator> {
+    OPERATOR_FUNCTIONS
+        .iter()
+        .find(|(n, ..)| *n == name)
+        .map(|(_, op, _)| *op)
+}
+
+/// Whether `name` (lower case) is a scalar function, one of DataFusion's or
+/// one written for an operator.
+pub fn is_scalar_function(name: &str) -> bool {
+    scalar_function(name).is_some() || operator_function(name).is_some()
+}
 
 /// The scalar functions available in expressions, by name and alias.
 fn scalar_functions() -> &'static std::collections::HashMap<String, Arc<datafusion_expr::ScalarUDF>>
@@ -34,6 +62,11 @@ fn scalar_functions() -> &'static std::collections::HashMap<String, Arc<datafusi
                 map.insert(alias.to_ascii_lowercase(), Arc::clone(&udf));
             }
             map.insert(udf.name().to_ascii_lowercase(), udf);
+        }
+        for (spelling, name) in OTHER_SPELLINGS {
+            if let Some(udf) = map.get(*name).cloned() {
+                map.insert(spelling.to_string(), udf);
+            }
         }
         map
     })
@@ -75,6 +108,15 @@ pub fn builtin_functions() -> Vec<FunctionInfo> {
                 .map(|d| d.syntax_example.clone())
                 .unwrap_or_else(|| format!("{name}(…)")),
         })
+        .chain(
+            OPERATOR_FUNCTIONS
+                .iter()
+                .map(|(name, _, signature)| FunctionInfo {
+                    name: name.to_string(),
+                    kind: "scalar",
+                    signature: signature.to_string(),
+                }),
+        )
         .collect();
     scalars.sort_by(|a, b| a.name.cmp(&b.name));
     let mut all: Vec<FunctionInfo> = aggregates.collect();
@@ -119,6 +161,7 @@ fn function_names() -> impl Iterator<Item = &'static str> {
     scalar_functions()
         .keys()
         .map(String::as_str)
+        .chain(OPERATOR_FUNCTIONS.iter().map(|(name, ..)| *name))
         .chain(sliq_aggregates::registry::function_names())
 }
 
@@ -154,7 +197,7 @@ pub(super) fn is_clock_function(f: &ast::Function) -> bool {
 /// Whether a call without `OVER` is a scalar function (not an aggregate).
 pub(super) fn is_scalar_call(f: &ast::Function) -> bool {
     let name = f.name.to_string().to_ascii_lowercase();
-    !sliq_aggregates::registry::is_aggregate(&name) && scalar_function(&name).is_some()
+    !sliq_aggregates::registry::is_aggregate(&name) && is_scalar_function(&name)
 }
 
 #[cfg(test)]
@@ -192,5 +235,8 @@ mod tests {
             all.iter()
                 .any(|f| f.name == "abs" && f.signature == "abs(numeric_expression)")
         );
+        for spelling in ["mod", "sign", "ceiling", "strftime"] {
+            assert!(all.iter().any(|f| f.name == spelling), "{spelling}");
+        }
     }
 }

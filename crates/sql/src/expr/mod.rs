@@ -28,9 +28,10 @@ use constants::{cast_constant, check_regex, constant_arithmetic, refused_constan
 pub use constants::{literal, negative_literal};
 use float_equality::{float_nullif, zero_unsigned};
 pub use functions::{
-    FunctionInfo, builtin_functions, like, over_scalar_function, scalar_function, unknown_function,
+    FunctionInfo, builtin_functions, is_scalar_function, like, over_scalar_function,
+    scalar_function, unknown_function,
 };
-use functions::{is_clock_function, is_scalar_call};
+use functions::{is_clock_function, is_scalar_call, operator_function};
 pub use sql_text::sql_text;
 
 /// The location of an AST node's start, when sqlparser knows it.
@@ -677,7 +678,7 @@ impl<'a> ExprConverter<'a> {
             .is_some_and(|c| c.user_aggregate(&name).is_some());
         if sliq_aggregates::registry::is_aggregate(&name) || user_aggregate {
             SqlError::at(SqlErrorKind::Plan(place.refusal(&name)), location)
-        } else if scalar_function(&name).is_some() {
+        } else if is_scalar_function(&name) {
             over_scalar_function(&name, location)
         } else {
             unknown_function(&name, location)
@@ -691,9 +692,11 @@ impl<'a> ExprConverter<'a> {
         aggregates: &mut Aggregates<'_, '_>,
     ) -> Result<Expr, SqlError> {
         let name = f.name.to_string().to_ascii_lowercase();
-        let Some(udf) = scalar_function(&name) else {
+        let udf = scalar_function(&name);
+        let operator = operator_function(&name);
+        if udf.is_none() && operator.is_none() {
             return Err(unknown_function(&name, location_of(&f.name)));
-        };
+        }
         let list = match &f.args {
             ast::FunctionArguments::List(list) => Some(list),
             ast::FunctionArguments::None => None,
@@ -708,12 +711,10 @@ impl<'a> ExprConverter<'a> {
             .or_at(location_of(&f.name)));
         }
         let list = list.map(|l| l.args.as_slice()).unwrap_or_default();
-        let mut args = Vec::new();
+        let mut written = Vec::new();
         for arg in list {
             match arg {
-                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
-                    args.push(self.convert(e, aggregates)?)
-                }
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => written.push(e),
                 other => {
                     return Err(SqlError::unsupported(format!(
                         "the argument {other} of {name}"
@@ -721,6 +722,23 @@ impl<'a> ExprConverter<'a> {
                 }
             }
         }
+        let args = written
+            .iter()
+            .map(|e| self.convert(e, aggregates))
+            .collect::<Result<Vec<_>, _>>()?;
+        let Some(udf) = udf else {
+            let (Some(op), [l, r], [l_written, r_written]) =
+                (operator, args.as_slice(), written.as_slice())
+            else {
+                return Err(SqlError::at(
+                    SqlErrorKind::Plan(format!("{name} takes two arguments")),
+                    location_of(&f.name),
+                ));
+            };
+            return self
+                .binary(l.clone(), op, r.clone(), [*l_written, *r_written])
+                .map_err(|err| err.or_at(location_of(&f.name)));
+        };
         if name.starts_with("regexp_")
             && let Some(pattern) = args.get(1)
         {

@@ -14,8 +14,8 @@ use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments, Null
 use super::object_name;
 use crate::error::{SqlError, SqlErrorKind};
 use crate::expr::{
-    Aggregates, ExprConverter, Place, SUBQUERY_IN_EXPRESSION, literal, location_of,
-    negative_literal, over_scalar_function, scalar_function, unknown_function,
+    Aggregates, ExprConverter, Place, SUBQUERY_IN_EXPRESSION, is_scalar_function, literal,
+    location_of, negative_literal, over_scalar_function, unknown_function,
 };
 use crate::plan::{AggregateCall, AggregateFunction, Catalog, WindowGroup, aggregate_column};
 use crate::types::{canonical_arrow_type, sql_type_name, value_type};
@@ -80,9 +80,10 @@ impl AggregatePlanner<'_> {
             }
         }
         if user.is_none() && !registry::is_aggregate(&name) {
-            return Err(match scalar_function(&name) {
-                Some(_) => over_scalar_function(&name, location_of(&f.name)),
-                None => unknown_function(&name, location_of(&f.name)),
+            return Err(if is_scalar_function(&name) {
+                over_scalar_function(&name, location_of(&f.name))
+            } else {
+                unknown_function(&name, location_of(&f.name))
             });
         }
         let list = match &f.args {
@@ -130,6 +131,14 @@ impl AggregatePlanner<'_> {
                 FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => e,
                 FunctionArg::Unnamed(FunctionArgExpr::Wildcard) if name == "count" => continue,
                 other => return Err(SqlError::unsupported(format!("the argument {other}"))),
+            };
+            let hoisted = null_treatment_of_argument(e);
+            let e = match &hoisted {
+                Some((treatment, plain)) => {
+                    ignore_nulls |= *treatment == NullTreatment::IgnoreNulls;
+                    plain
+                }
+                None => e,
             };
             let converted = self.converter.convert_in(e, Place::AggregateArgument)?;
             let literal_value = match e {
@@ -305,4 +314,21 @@ fn to_literal(v: &datafusion_common::ScalarValue) -> Option<Literal> {
         v if v.is_null() => Literal::Null,
         _ => return None,
     })
+}
+
+/// `g(…) IGNORE NULLS` written as an aggregate's argument, as in
+/// `first_value(upper(s) IGNORE NULLS)`: sqlparser gives the clause to the
+/// scalar function `g`, which cannot take it, where DuckDB and BigQuery give
+/// it to the aggregate around. Returns the clause and `g(…)` without it.
+fn null_treatment_of_argument(e: &ast::Expr) -> Option<(NullTreatment, ast::Expr)> {
+    let ast::Expr::Function(g) = e else {
+        return None;
+    };
+    let treatment = g.null_treatment?;
+    if g.over.is_some() || !is_scalar_function(&g.name.to_string().to_ascii_lowercase()) {
+        return None;
+    }
+    let mut plain = g.clone();
+    plain.null_treatment = None;
+    Some((treatment, ast::Expr::Function(plain)))
 }
