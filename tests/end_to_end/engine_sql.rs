@@ -2930,6 +2930,41 @@ fn max_by_and_min_by_are_argmax_and_argmin_with_the_arguments_swapped() {
 }
 
 #[test]
+fn arg_max_skips_null_values_where_max_by_returns_them() {
+    let engine = Engine::new();
+    engine
+        .execute("CREATE STREAM a (name VARCHAR, score BIGINT)")
+        .unwrap();
+    let q = engine
+        .query(
+            "SELECT max_by(name, score) OVER w AS max_by, arg_max(name, score) OVER w AS arg_max, \
+                    arg_max_null(name, score) OVER w AS arg_max_null, \
+                    arg_min(name, score) OVER w AS arg_min, min_by(name, score) OVER w AS min_by \
+             FROM a WINDOW w AS (ROWS 2 PRECEDING)",
+        )
+        .unwrap();
+    engine
+        .execute("INSERT INTO a VALUES ('ann', 3), (NULL, 9), ('cy', NULL), (NULL, 1)")
+        .unwrap();
+    let out = q.recv().unwrap();
+    let some = |s: &str| Some(s.to_string());
+    assert_eq!(strings(&out, "max_by"), vec![some("ann"), None, None, None]);
+    assert_eq!(strings(&out, "arg_max_null"), strings(&out, "max_by"));
+    assert_eq!(
+        strings(&out, "arg_max"),
+        vec![some("ann"), some("ann"), some("ann"), None]
+    );
+    assert_eq!(
+        strings(&out, "arg_min"),
+        vec![some("ann"), some("ann"), some("ann"), None]
+    );
+    assert_eq!(
+        strings(&out, "min_by"),
+        vec![some("ann"), some("ann"), some("ann"), None]
+    );
+}
+
+#[test]
 fn bool_and_bool_or_and_count_if_skip_nulls() {
     let out = run(
         "SELECT v > 2 AS big, bool_and(v > 2) OVER (ROWS 1 PRECEDING) AS every_big, \

@@ -96,11 +96,19 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ),
     (
         "arg_max",
-        "arg_max(x any, y any) -> type of x (alias of max_by, as DuckDB and ClickHouse order it)",
+        "arg_max(x any, y any) -> type of x (max_by over the rows whose x is not NULL, as DuckDB and ClickHouse have it)",
     ),
     (
         "arg_min",
-        "arg_min(x any, y any) -> type of x (alias of min_by, as DuckDB and ClickHouse order it)",
+        "arg_min(x any, y any) -> type of x (min_by over the rows whose x is not NULL, as DuckDB and ClickHouse have it)",
+    ),
+    (
+        "arg_max_null",
+        "arg_max_null(x any, y any) -> type of x (alias of max_by, as DuckDB has it)",
+    ),
+    (
+        "arg_min_null",
+        "arg_min_null(x any, y any) -> type of x (alias of min_by, as DuckDB has it)",
     ),
     ("maxcount", "maxcount(x any) -> BIGINT"),
     ("mincount", "mincount(x any) -> BIGINT"),
@@ -306,6 +314,7 @@ enum Bound {
         x: ValueType,
         y: ValueType,
         max: bool,
+        skip_null_values: bool,
     },
     ExtremeCount {
         ty: ValueType,
@@ -404,10 +413,16 @@ impl Bound {
             Bound::Extreme { ty, max: false } => {
                 with_scalar!(ty, T => v.visit(Extreme::<T, false>::default()))
             }
-            Bound::ArgExtreme { x, y, max } => with_scalar!(x, X => with_scalar!(y, Y => if max {
-                v.visit(ArgExtreme::<X, Y, true>::default())
-            } else {
-                v.visit(ArgExtreme::<X, Y, false>::default())
+            Bound::ArgExtreme {
+                x,
+                y,
+                max,
+                skip_null_values,
+            } => with_scalar!(x, X => with_scalar!(y, Y => match (max, skip_null_values) {
+                (true, false) => v.visit(ArgExtreme::<X, Y, true>::default()),
+                (true, true) => v.visit(ArgExtreme::<X, Y, true>::skipping_null_values()),
+                (false, false) => v.visit(ArgExtreme::<X, Y, false>::default()),
+                (false, true) => v.visit(ArgExtreme::<X, Y, false>::skipping_null_values()),
             })),
             Bound::ExtremeCount { ty, max: true } => {
                 with_scalar!(ty, T => v.visit(ExtremeCount::<T, true>::default()))
@@ -549,7 +564,11 @@ pub fn resolve(
                 OutputType::Scalar(ty),
             )
         }
-        ("argmax" | "argmin" | "max_by" | "min_by" | "arg_max" | "arg_min", 2) => {
+        (
+            "argmax" | "argmin" | "max_by" | "min_by" | "arg_max" | "arg_min" | "arg_max_null"
+            | "arg_min_null",
+            2,
+        ) => {
             let (x, y) = match canonical {
                 _ if takes_value_first(canonical) => (args[1].ty, args[0].ty),
                 _ => (args[0].ty, args[1].ty),
@@ -558,7 +577,8 @@ pub fn resolve(
                 Bound::ArgExtreme {
                     x,
                     y,
-                    max: matches!(canonical, "argmax" | "max_by" | "arg_max"),
+                    max: matches!(canonical, "argmax" | "max_by" | "arg_max" | "arg_max_null"),
+                    skip_null_values: matches!(canonical, "arg_max" | "arg_min"),
                 },
                 vec![x, y],
                 OutputType::Scalar(y),
@@ -742,7 +762,10 @@ pub fn resolve(
 /// value returned first and the value compared second (`max_by(x, y)` is
 /// `argmax(y, x)`).
 fn takes_value_first(name: &str) -> bool {
-    matches!(name, "max_by" | "min_by" | "arg_max" | "arg_min")
+    matches!(
+        name,
+        "max_by" | "min_by" | "arg_max" | "arg_min" | "arg_max_null" | "arg_min_null"
+    )
 }
 
 fn unknown_function(name: &str) -> AggregateError {

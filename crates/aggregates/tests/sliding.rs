@@ -148,11 +148,25 @@ fn naive<'w>(call: &TestCall, window: &'w [Vec<Value>]) -> Result<Value, String>
         "max" => best(window, Ordering::Greater).map_or(Value::Null, |r| r[0].clone()),
         // Rows come in the order the aggregate is fed: max_by's arguments
         // arrive swapped, as argmax's.
-        "argmin" | "min_by" | "arg_min" => {
+        "argmin" | "min_by" | "arg_min_null" => {
             best(window, Ordering::Less).map_or(Value::Null, |r| r[1].clone())
         }
-        "argmax" | "max_by" | "arg_max" => {
+        "argmax" | "max_by" | "arg_max_null" => {
             best(window, Ordering::Greater).map_or(Value::Null, |r| r[1].clone())
+        }
+        // DuckDB's arg_min and arg_max also skip the rows whose value is NULL.
+        "arg_min" | "arg_max" => {
+            let valued: Vec<Vec<Value>> = window
+                .iter()
+                .filter(|r| r[1] != Value::Null)
+                .cloned()
+                .collect();
+            let want = if call.name == "arg_max" {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            };
+            best(&valued, want).map_or(Value::Null, |r| r[1].clone())
         }
         "mincount" | "maxcount" => {
             let want = if call.name == "maxcount" {

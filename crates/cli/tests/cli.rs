@@ -1157,11 +1157,18 @@ fn show_functions_lists_matching_names_with_signatures() {
         .collect();
     assert_eq!(
         names,
-        ["arg_max", "argmax", "max", "max_by", "maxcount"],
+        [
+            "arg_max",
+            "arg_max_null",
+            "argmax",
+            "max",
+            "max_by",
+            "maxcount"
+        ],
         "{lines:?}"
     );
     assert!(
-        lines[2].contains("aggregate") && lines[2].ends_with("max(x any) -> same type"),
+        lines[3].contains("aggregate") && lines[3].ends_with("max(x any) -> same type"),
         "{lines:?}"
     );
 }
@@ -2518,13 +2525,17 @@ fn bool_and_bool_or_and_count_if_print_per_row() {
 
 #[test]
 fn max_by_returns_the_first_argument_at_the_greatest_second() {
+    // arg_max skips the rows whose name is NULL, as DuckDB's does.
     let out = csv_script(
         "max_by.csv",
-        b"name,score\nann,3\nbob,9\ncy,4\n",
+        b"name,score\nann,3\nbob,9\ncy,4\n,10\ndi,1\n",
         "CREATE STREAM m (name VARCHAR, score BIGINT) WITH (path = '{path}', format = 'csv'); \
          SELECT max_by(name, score) OVER (ROWS 1 PRECEDING) AS best, \
                 arg_max(name, score) OVER (ROWS 1 PRECEDING) AS duck FROM m;",
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "best,duck\nann,ann\nbob,bob\nbob,bob\n");
+    assert_eq!(
+        stdout(&out),
+        "best,duck\nann,ann\nbob,bob\nbob,bob\n,cy\n,di\n"
+    );
 }

@@ -243,9 +243,51 @@ impl<T: Scalar> Aggregate for Lag<T> {
 
 /// `argmin(x, y)` / `argmax(x, y)`: the `y` of the row with the smallest /
 /// largest `x` (the oldest such row on ties). Rows whose `x` is NULL are
-/// skipped; a NULL `y` is a valid answer.
-pub struct ArgExtreme<X, Y, const MAX: bool>(PhantomData<fn() -> (X, Y)>);
-marker_impls!(ArgExtreme<X, Y>, MAX);
+/// skipped; a NULL `y` is a valid answer, unless the aggregate
+/// [skips NULL values](Self::skipping_null_values) as DuckDB's and
+/// ClickHouse's `arg_max` do.
+pub struct ArgExtreme<X, Y, const MAX: bool> {
+    skip_null_values: bool,
+    types: PhantomData<fn() -> (X, Y)>,
+}
+
+impl<X, Y, const MAX: bool> ArgExtreme<X, Y, MAX> {
+    /// The aggregate that also skips the rows whose `y` is NULL, so that it
+    /// is NULL only when no row has both.
+    pub fn skipping_null_values() -> Self {
+        ArgExtreme {
+            skip_null_values: true,
+            types: PhantomData,
+        }
+    }
+}
+
+impl<X, Y, const MAX: bool> Default for ArgExtreme<X, Y, MAX> {
+    fn default() -> Self {
+        ArgExtreme {
+            skip_null_values: false,
+            types: PhantomData,
+        }
+    }
+}
+
+impl<X, Y, const MAX: bool> Clone for ArgExtreme<X, Y, MAX> {
+    fn clone(&self) -> Self {
+        ArgExtreme {
+            skip_null_values: self.skip_null_values,
+            types: PhantomData,
+        }
+    }
+}
+
+impl<X, Y, const MAX: bool> std::fmt::Debug for ArgExtreme<X, Y, MAX> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArgExtreme")
+            .field("max", &MAX)
+            .field("skip_null_values", &self.skip_null_values)
+            .finish()
+    }
+}
 
 impl<X: Scalar, Y: Scalar, const MAX: bool> Monoid for ArgExtreme<X, Y, MAX> {
     type Agg = Option<(X, Option<Y>)>;
@@ -269,7 +311,12 @@ impl<X: Scalar, Y: Scalar, const MAX: bool> Aggregate for ArgExtreme<X, Y, MAX> 
     type Output = Option<Y>;
     #[inline]
     fn lift<C: Columns>(&self, columns: &C, row: usize) -> Self::Agg {
-        X::read(columns, 0, row).map(|x| (x, Y::read(columns, 1, row)))
+        let x = X::read(columns, 0, row)?;
+        let y = Y::read(columns, 1, row);
+        if self.skip_null_values && y.is_none() {
+            return None;
+        }
+        Some((x, y))
     }
     fn lower(&self, agg: &Self::Agg) -> Result<Option<Y>, AggregateError> {
         Ok(agg.as_ref().and_then(|(_, y)| y.clone()))

@@ -125,6 +125,8 @@ pub fn all_calls() -> Vec<TestCall> {
             calls.push(call("argmin", vec![col(x), col(y)]));
             calls.push(call("max_by", vec![col(y), col(x)]));
             calls.push(call("arg_min", vec![col(y), col(x)]));
+            calls.push(call("arg_max", vec![col(y), col(x)]));
+            calls.push(call("arg_min_null", vec![col(y), col(x)]));
         }
     }
     for ty in [Int64, Float64, Utf8, Boolean, DECIMAL] {
