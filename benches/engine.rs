@@ -204,6 +204,10 @@ fn main() {
             "SELECT key, count(v) OVER (ROWS 999 PRECEDING) AS m FROM s GROUP BY key",
         ),
         (
+            "stddev ROWS 999",
+            "SELECT key, stddev_samp(v) OVER (ROWS 999 PRECEDING) AS m FROM s GROUP BY key",
+        ),
+        (
             "4 aggregates ROWS 999",
             "SELECT key, max(v) OVER w AS mx, sum(v) OVER w AS s, avg(v) OVER w AS a, count(*) OVER w AS c \
              FROM s GROUP BY key WINDOW w AS (ROWS 999 PRECEDING)",

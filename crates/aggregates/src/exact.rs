@@ -2,7 +2,8 @@
 //! a window's sum does not depend on how DABA Lite associated it, and is at
 //! least as exact as a batch engine's left-to-right `f64` sum.
 
-/// A float sum kept as an unevaluated pair `hi + lo` with `|lo| ≤ ulp(hi)/2`.
+/// A float sum kept as an unevaluated pair `hi + lo`, with `|lo| ≤ ulp(hi)/2`
+/// after `+` (after [`plus`](Self::plus), `|lo|` may be a little larger).
 /// Non-finite sums (±∞, NaN) keep IEEE semantics in `hi` with `lo = 0`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct DoubleDouble {
@@ -22,6 +23,32 @@ impl DoubleDouble {
     /// The sum rounded to the nearest `f64`.
     pub fn value(self) -> f64 {
         self.hi + self.lo
+    }
+
+    /// `self − other`, rounded to `f64` once: the difference of two close
+    /// values keeps its digits (their high parts subtract exactly when
+    /// within a factor of two of each other, Sterbenz's lemma).
+    #[inline]
+    pub fn minus(self, other: DoubleDouble) -> f64 {
+        (self.hi - other.hi) + (self.lo - other.lo)
+    }
+
+    /// `self + x` with Knuth's two-sum, the rounding error carried into
+    /// `lo` without renormalizing, as Neumaier's compensated sum does: five
+    /// dependent steps where [`Add`](std::ops::Add) takes eight, and no
+    /// branch (Dekker's three-step fast two-sum needs the larger operand
+    /// first, and choosing it by a branch ran the variance at half speed).
+    /// `lo` may then exceed half an ulp of `hi`; [`value`](Self::value)
+    /// still rounds `hi + lo` once.
+    #[inline]
+    pub fn plus(self, x: f64) -> DoubleDouble {
+        let s = self.hi + x;
+        let bb = s - self.hi;
+        let err = (self.hi - (s - bb)) + (x - bb);
+        DoubleDouble {
+            hi: s,
+            lo: self.lo + err,
+        }
     }
 }
 
@@ -58,6 +85,16 @@ mod tests {
         assert_eq!(sum.value(), 1.0);
         // A plain f64 sum loses the 1.0.
         assert_eq!(1e17 + 1.0 - 1e17, 0.0);
+    }
+
+    #[test]
+    fn the_difference_of_close_sums_keeps_its_digits() {
+        let a = DoubleDouble::from_f64(1e6).plus(1e-9);
+        let b = DoubleDouble::from_f64(1e6);
+        assert_eq!(a.minus(b), 1e-9);
+        assert_eq!(b.minus(a), -1e-9);
+        // A plain f64 sum keeps 1e-9 to about 7 digits.
+        assert_ne!((1e6 + 1e-9) - 1e6, 1e-9);
     }
 
     #[test]
