@@ -352,4 +352,45 @@ mod tests {
         }
         assert!(worst < 1e-13, "worst relative error {worst:e}");
     }
+
+    #[test]
+    fn a_sliding_covariance_far_from_zero_keeps_f64_precision() {
+        // Pairs (1e9 + k, 1e9 + 2k + j), |k|, |j| ≤ 50: covar_pop exactly
+        // is (nΣkl − ΣkΣl) / n² for l = 2k + j.
+        let covar = Bivariate(BivariateKind::CovarPop);
+        let mut window = DabaLite::new(covar);
+        let mut pairs = std::collections::VecDeque::new();
+        let mut state = 99u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as i64 % 101 - 50
+        };
+        let mut worst = 0.0f64;
+        for _ in 0..5_000 {
+            let (k, j) = (next(), next());
+            let l = 2 * k + j;
+            window.insert(CoMoments {
+                n: 1,
+                mean_x: DoubleDouble::from_f64(1e9 + k as f64),
+                mean_y: DoubleDouble::from_f64(1e9 + l as f64),
+                ..CoMoments::default()
+            });
+            pairs.push_back((k as i128, l as i128));
+            if pairs.len() > 300 {
+                window.evict();
+                pairs.pop_front();
+            }
+            let n = pairs.len() as i128;
+            let (sk, sl) = pairs.iter().fold((0, 0), |(a, b), (k, l)| (a + k, b + l));
+            let skl: i128 = pairs.iter().map(|(k, l)| k * l).sum();
+            let exact = (n * skl - sk * sl) as f64 / (n * n) as f64;
+            let got = covar.lower(&window.query()).unwrap().unwrap();
+            if exact != 0.0 {
+                worst = worst.max((got - exact).abs() / exact.abs());
+            }
+        }
+        assert!(worst < 1e-12, "worst relative error {worst:e}");
+    }
 }
