@@ -74,6 +74,8 @@ const KEYWORDS: &[&str] = &[
     "CONFLICT",
     "DEFAULT",
     "NULLS",
+    "IGNORE",
+    "RESPECT",
     "FIRST",
     "s",
     "t",
@@ -114,6 +116,7 @@ const SEEDS: &[&str] = &[
     "SELECT max(v) OVER (ORDER BY ts RANGE BETWEEN INTERVAL '10' SECOND PRECEDING AND INTERVAL '1' SECOND PRECEDING), count(*) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND 2 PRECEDING) FROM s",
     "SELECT approx_percentile_cont(0.9) WITHIN GROUP (ORDER BY v) OVER w, max(DISTINCT v) OVER w, key LIKE 'a!%' ESCAPE '!' FROM s WINDOW w AS (ROWS 9 PRECEDING)",
     "CREATE STREAM IF NOT EXISTS s (ts BIGINT NOT NULL, key VARCHAR COMMENT 'k', v DOUBLE)",
+    "SELECT last_value(upper(key) IGNORE NULLS) OVER w, arg_max(key, v) OVER w, mod(ts, 7), sign(v), v IN (0, -0.0), nullif(v, 0) FROM s WINDOW w AS (ROWS 4 PRECEDING)",
 ];
 
 /// Tokens that may stand in for one another without breaking the syntax, so
@@ -146,6 +149,9 @@ const CLASSES: &[&[&str]] = &[
     &[
         "max",
         "min",
+        "mod",
+        "arg_max",
+        "arg_min_null",
         "sum",
         "count",
         "avg",
