@@ -302,95 +302,99 @@ impl Aggregate for Bivariate {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::VecDeque;
+
     use sliq_swag::{DabaLite, FifoAggregator};
 
     use super::*;
 
-    /// A value's moments, as `lift` makes them.
-    fn moments(x: f64) -> Moments {
-        Moments {
-            n: 1,
-            mean: DoubleDouble::from_f64(x),
-            m2: 0.0,
+    /// Whole numbers in `-50..=50` from a fixed pseudo-random sequence.
+    fn small_offsets(seed: u64) -> impl FnMut() -> i64 {
+        let mut state = seed;
+        move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as i64 % 101 - 50
         }
     }
 
-    /// The population variance of `1e9 + k` over the `ks`, exactly: `Σ(k −
-    /// k̄)² / n = (nΣk² − (Σk)²) / n²`, in integers.
-    fn exact_var_pop(ks: &[i64]) -> f64 {
-        let n = ks.len() as i128;
-        let sum: i128 = ks.iter().map(|&k| k as i128).sum();
-        let squares: i128 = ks.iter().map(|&k| (k as i128) * (k as i128)).sum();
-        (n * squares - sum * sum) as f64 / (n * n) as f64
+    /// The population covariance of `(1e9 + k, 1e9 + l)` over the pairs
+    /// `(k, l)`, exactly: `(nΣkl − ΣkΣl) / n²`, in integers.
+    fn exact_covar_pop(pairs: &VecDeque<(i64, i64)>) -> f64 {
+        let n = pairs.len() as i128;
+        let (mut sk, mut sl, mut skl) = (0i128, 0i128, 0i128);
+        for &(k, l) in pairs {
+            let (k, l) = (k as i128, l as i128);
+            (sk, sl, skl) = (sk + k, sl + l, skl + k * l);
+        }
+        (n * skl - sk * sl) as f64 / (n * n) as f64
+    }
+
+    /// The worst relative error of `lower(window)` against `exact` over a
+    /// window of 300 pairs sliding over 5,000, each pair `(k, l)` lifted
+    /// by `lift(1e9 + k, 1e9 + l)`.
+    fn worst_sliding_error<M: Aggregate<Output = Option<f64>>>(
+        aggregate: M,
+        mut pair: impl FnMut() -> (i64, i64),
+        lift: impl Fn(f64, f64) -> M::Agg,
+    ) -> f64 {
+        let mut window = DabaLite::new(aggregate.clone());
+        let mut pairs = VecDeque::new();
+        let mut worst = 0.0f64;
+        for _ in 0..5_000 {
+            let (k, l) = pair();
+            window.insert(lift(1e9 + k as f64, 1e9 + l as f64));
+            pairs.push_back((k, l));
+            if pairs.len() > 300 {
+                window.evict();
+                pairs.pop_front();
+            }
+            let got = aggregate.lower(&window.query()).unwrap().unwrap();
+            let exact = exact_covar_pop(&pairs);
+            if exact != 0.0 {
+                worst = worst.max((got - exact).abs() / exact.abs());
+            }
+        }
+        worst
     }
 
     #[test]
     fn a_sliding_variance_far_from_zero_keeps_f64_precision() {
-        // Values 1e9 + k with |k| ≤ 50: an f64 mean is off by up to half an
-        // ulp of 1e9 (6e-8), about 2e-9 of σ; its square would show.
-        let var_pop = Variance(VarianceKind::VarPop);
-        let mut window = DabaLite::new(var_pop);
-        let mut ks = std::collections::VecDeque::new();
-        let mut state = 12345u64;
-        let mut worst = 0.0f64;
-        for _ in 0..5_000 {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let k = (state >> 33) as i64 % 101 - 50;
-            window.insert(moments(1e9 + k as f64));
-            ks.push_back(k);
-            if ks.len() > 300 {
-                window.evict();
-                ks.pop_front();
-            }
-            let got = var_pop.lower(&window.query()).unwrap().unwrap();
-            let exact = exact_var_pop(ks.make_contiguous());
-            if exact > 0.0 {
-                worst = worst.max((got - exact).abs() / exact);
-            }
-        }
+        // Values 1e9 + k: an f64 mean is off by up to half an ulp of 1e9
+        // (6e-8), about 2e-9 of σ; its square would show.
+        let mut k = small_offsets(12345);
+        let worst = worst_sliding_error(
+            Variance(VarianceKind::VarPop),
+            || {
+                let k = k();
+                (k, k)
+            },
+            |x, _| Moments {
+                n: 1,
+                mean: DoubleDouble::from_f64(x),
+                m2: 0.0,
+            },
+        );
         assert!(worst < 1e-13, "worst relative error {worst:e}");
     }
 
     #[test]
     fn a_sliding_covariance_far_from_zero_keeps_f64_precision() {
-        // Pairs (1e9 + k, 1e9 + 2k + j), |k|, |j| ≤ 50: covar_pop exactly
-        // is (nΣkl − ΣkΣl) / n² for l = 2k + j.
-        let covar = Bivariate(BivariateKind::CovarPop);
-        let mut window = DabaLite::new(covar);
-        let mut pairs = std::collections::VecDeque::new();
-        let mut state = 99u64;
-        let mut next = || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) as i64 % 101 - 50
-        };
-        let mut worst = 0.0f64;
-        for _ in 0..5_000 {
-            let (k, j) = (next(), next());
-            let l = 2 * k + j;
-            window.insert(CoMoments {
+        let mut offset = small_offsets(99);
+        let worst = worst_sliding_error(
+            Bivariate(BivariateKind::CovarPop),
+            || {
+                let k = offset();
+                (k, 2 * k + offset())
+            },
+            |x, y| CoMoments {
                 n: 1,
-                mean_x: DoubleDouble::from_f64(1e9 + k as f64),
-                mean_y: DoubleDouble::from_f64(1e9 + l as f64),
+                mean_x: DoubleDouble::from_f64(x),
+                mean_y: DoubleDouble::from_f64(y),
                 ..CoMoments::default()
-            });
-            pairs.push_back((k as i128, l as i128));
-            if pairs.len() > 300 {
-                window.evict();
-                pairs.pop_front();
-            }
-            let n = pairs.len() as i128;
-            let (sk, sl) = pairs.iter().fold((0, 0), |(a, b), (k, l)| (a + k, b + l));
-            let skl: i128 = pairs.iter().map(|(k, l)| k * l).sum();
-            let exact = (n * skl - sk * sl) as f64 / (n * n) as f64;
-            let got = covar.lower(&window.query()).unwrap().unwrap();
-            if exact != 0.0 {
-                worst = worst.max((got - exact).abs() / exact.abs());
-            }
-        }
+            },
+        );
         assert!(worst < 1e-12, "worst relative error {worst:e}");
     }
 }
