@@ -430,11 +430,7 @@ impl<'a> ExprConverter<'a> {
                     .collect::<Result<Vec<_>, _>>()?;
                 let all: Vec<&Expr> = std::iter::once(&x).chain(items.iter()).collect();
                 let common = self.common_type(&all)?;
-                let items = self
-                    .cast_each(items, &common)?
-                    .into_iter()
-                    .map(|i| zero_unsigned(i, &common))
-                    .collect();
+                let items = self.cast_each_compared_by_bits(items, &common)?;
                 let x = zero_unsigned(self.cast_to(x, &common)?, &common);
                 Expr::InList(InList::new(boxed(x), items, *negated))
             }
@@ -492,11 +488,7 @@ impl<'a> ExprConverter<'a> {
                     Some(op) => {
                         let refs: Vec<&Expr> = std::iter::once(&op).chain(whens.iter()).collect();
                         let t = self.common_type(&refs)?;
-                        let whens = self
-                            .cast_each(whens, &t)?
-                            .into_iter()
-                            .map(|w| zero_unsigned(w, &t))
-                            .collect();
+                        let whens = self.cast_each_compared_by_bits(whens, &t)?;
                         (Some(boxed(zero_unsigned(self.cast_to(op, &t)?, &t))), whens)
                     }
                     None => {
@@ -990,6 +982,21 @@ impl<'a> ExprConverter<'a> {
     /// [`Self::cast_to`] for each of `exprs`.
     fn cast_each(&self, exprs: Vec<Expr>, target: &DataType) -> Result<Vec<Expr>, SqlError> {
         exprs.into_iter().map(|e| self.cast_to(e, target)).collect()
+    }
+
+    /// [`Self::cast_each`] for the values of an IN list or of a simple CASE,
+    /// which DataFusion compares by bits: floats also lose the sign of a
+    /// zero ([`zero_unsigned`]).
+    fn cast_each_compared_by_bits(
+        &self,
+        exprs: Vec<Expr>,
+        target: &DataType,
+    ) -> Result<Vec<Expr>, SqlError> {
+        Ok(self
+            .cast_each(exprs, target)?
+            .into_iter()
+            .map(|e| zero_unsigned(e, target))
+            .collect())
     }
 
     fn common_type(&self, exprs: &[&Expr]) -> Result<DataType, SqlError> {
