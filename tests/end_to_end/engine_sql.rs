@@ -315,6 +315,11 @@ fn functions_take_the_names_postgresql_and_duckdb_give_them() {
             "SELECT mod(i, 2) OVER (ROWS 2 PRECEDING) FROM p",
             "mod is a scalar function, not an aggregate",
         ),
+        // A signature is shown under the name the query used.
+        (
+            "SELECT sign(t) FROM p",
+            "sign(TIMESTAMP) does not match any signature of sign: expected sign(numeric_expression)",
+        ),
     ] {
         let err = engine.query(sql).unwrap_err().to_string();
         assert!(err.contains(message), "{sql}: {err}");

@@ -781,7 +781,12 @@ impl<'a> ExprConverter<'a> {
                     // DataFusion words this as an internal error and asks
                     // for a bug report; for a query it is a wrong call.
                     let expected = match udf.documentation() {
-                        Some(doc) => format!("expected {}", doc.syntax_example),
+                        // Under the name the query called it by
+                        // (`sign` for DataFusion's `signum`).
+                        Some(doc) => match doc.syntax_example.strip_prefix(udf.name()) {
+                            Some(rest) => format!("expected {name}{rest}"),
+                            None => format!("expected {}", doc.syntax_example),
+                        },
                         None => e.strip_backtrace(),
                     };
                     SqlError::at(
