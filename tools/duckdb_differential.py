@@ -259,8 +259,11 @@ def main():
     for n in range(a.queries):
         sliq_sql, duck_sql = make(rng)
         try:
-            expected = [[None if isinstance(x, float) and math.isnan(x) else x for x in row]
-                        for row in con.execute(duck_sql).fetchall()]
+            expected = con.execute(duck_sql).fetchall()
+            if a.kind == "windows":
+                # DuckDB's NaN for a regression without variation is NULL in sliq.
+                expected = [[None if isinstance(x, float) and math.isnan(x) else x for x in row]
+                            for row in expected]
         except duckdb.Error:
             continue  # DuckDB refuses it (a type it will not coerce, say): nothing to compare
         script = f"CREATE STREAM s ({COLUMNS}) WITH (path = '{a.data}', format = 'csv', event_time = 'ts'); {sliq_sql};"
