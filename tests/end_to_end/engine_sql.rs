@@ -275,6 +275,43 @@ fn a_negative_zero_equals_zero_in_in_lists_case_and_nullif() {
 }
 
 #[test]
+fn every_nan_is_one_value_above_every_number_as_in_postgresql() {
+    // power(-1, 0.5) gives a NaN with its sign bit set on x86-64, which
+    // IEEE's total order (arrow's) puts below -inf; CAST('NaN' AS DOUBLE)
+    // gives a positive one.
+    let engine = Engine::new();
+    engine.execute("CREATE STREAM n (v DOUBLE)").unwrap();
+    let q = engine
+        .query(
+            "SELECT CAST(x > 0 AS INT) AS above, CAST(x = CAST('NaN' AS DOUBLE) AS INT) AS equal, \
+                    CAST(x IN (CAST('NaN' AS DOUBLE)) AS INT) AS listed, \
+                    CAST(x BETWEEN 0 AND CAST('NaN' AS DOUBLE) AS INT) AS between, \
+                    CASE x WHEN CAST('NaN' AS DOUBLE) THEN 1 ELSE 0 END AS simple_case, \
+                    CAST(x IS DISTINCT FROM CAST('NaN' AS DOUBLE) AS INT) AS distinct, \
+                    greatest(x, 1e308) AS greatest, least(x, 1) AS least, \
+                    nullif(x, CAST('NaN' AS DOUBLE)) AS nullif \
+             FROM (SELECT power(v, 0.5) AS x FROM n)",
+        )
+        .unwrap();
+    engine.execute("INSERT INTO n VALUES (-1), (4)").unwrap();
+    let out = q.recv().unwrap();
+    for (column, expected) in [
+        ("above", [1, 1]),
+        ("equal", [1, 0]),
+        ("listed", [1, 0]),
+        ("between", [1, 1]),
+        ("simple_case", [1, 0]),
+        ("distinct", [0, 1]),
+    ] {
+        assert_eq!(ints(&out, column), expected.map(Some).to_vec(), "{column}");
+    }
+    assert!(floats(&out, "greatest")[0].is_some_and(f64::is_nan));
+    assert_eq!(floats(&out, "greatest")[1], Some(1e308));
+    assert_eq!(floats(&out, "least"), vec![Some(1.0), Some(1.0)]);
+    assert_eq!(floats(&out, "nullif"), vec![None, Some(2.0)]);
+}
+
+#[test]
 fn functions_take_the_names_postgresql_and_duckdb_give_them() {
     let engine = Engine::new();
     engine

@@ -461,6 +461,21 @@ fn a_negative_zero_equals_zero_in_in_lists_case_and_nullif() {
     );
 }
 #[test]
+fn a_computed_nan_compares_as_every_nan_does() {
+    let out = run(&[
+        "--format",
+        "csv",
+        "-c",
+        "CREATE STREAM f (v DOUBLE); \
+         SELECT x > 0 AS above, x = CAST('NaN' AS DOUBLE) AS nan, least(x, 1) AS l \
+         FROM (SELECT power(v, 0.5) AS x FROM f); \
+         INSERT INTO f VALUES (-1), (0.25)",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "above,nan,l\ntrue,true,1.0\ntrue,false,0.5\n");
+}
+
+#[test]
 fn mod_sign_and_ceiling_take_postgresqls_names() {
     let out = run(&[
         "--format",

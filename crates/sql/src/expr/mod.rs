@@ -20,13 +20,13 @@ use crate::plan::Catalog;
 use crate::types::{arrow_type, sql_type_name};
 
 mod constants;
-mod float_equality;
+mod float_comparison;
 mod functions;
 mod sql_text;
 
 use constants::{cast_constant, check_regex, constant_arithmetic, refused_constant};
 pub use constants::{literal, negative_literal};
-use float_equality::{float_nullif, zero_unsigned};
+use float_comparison::{canonical, compares, float_nullif};
 pub use functions::{
     FunctionInfo, builtin_functions, is_scalar_function, like, over_scalar_function,
     scalar_function, unknown_function,
@@ -411,12 +411,10 @@ impl<'a> ExprConverter<'a> {
                     self.convert(high, aggregates)?,
                 );
                 let common = self.common_type(&[&x, &lo, &hi])?;
-                Expr::Between(Between::new(
-                    boxed(self.cast_to(x, &common)?),
-                    *negated,
-                    boxed(self.cast_to(lo, &common)?),
-                    boxed(self.cast_to(hi, &common)?),
-                ))
+                let [x, lo, hi] =
+                    <[Expr; 3]>::try_from(self.cast_each_for_comparison(vec![x, lo, hi], &common)?)
+                        .map_err(|_| SqlError::plan("BETWEEN takes three operands"))?;
+                Expr::Between(Between::new(boxed(x), *negated, boxed(lo), boxed(hi)))
             }
             A::InList {
                 expr,
@@ -430,8 +428,8 @@ impl<'a> ExprConverter<'a> {
                     .collect::<Result<Vec<_>, _>>()?;
                 let all: Vec<&Expr> = std::iter::once(&x).chain(items.iter()).collect();
                 let common = self.common_type(&all)?;
-                let items = self.cast_each_compared_by_bits(items, &common)?;
-                let x = zero_unsigned(self.cast_to(x, &common)?, &common);
+                let items = self.cast_each_for_comparison(items, &common)?;
+                let x = canonical(self.cast_to(x, &common)?, &common);
                 Expr::InList(InList::new(boxed(x), items, *negated))
             }
             A::Like {
@@ -488,8 +486,8 @@ impl<'a> ExprConverter<'a> {
                     Some(op) => {
                         let refs: Vec<&Expr> = std::iter::once(&op).chain(whens.iter()).collect();
                         let t = self.common_type(&refs)?;
-                        let whens = self.cast_each_compared_by_bits(whens, &t)?;
-                        (Some(boxed(zero_unsigned(self.cast_to(op, &t)?, &t))), whens)
+                        let whens = self.cast_each_for_comparison(whens, &t)?;
+                        (Some(boxed(canonical(self.cast_to(op, &t)?, &t))), whens)
                     }
                     None => {
                         let whens = self.cast_each(whens, &DataType::Boolean)?;
@@ -808,6 +806,13 @@ impl<'a> ExprConverter<'a> {
         {
             return Ok(by_value);
         }
+        let args = match (name, coerced.first()) {
+            ("greatest" | "least", Some(field)) => args
+                .into_iter()
+                .map(|a| canonical(a, field.data_type()))
+                .collect(),
+            _ => args,
+        };
         // Some functions only run rewritten into other expressions
         // (`coalesce` into CASE, `arrow_cast` into CAST): DataFusion's
         // optimizer asks each function for its rewrite, and so does this.
@@ -989,10 +994,10 @@ impl<'a> ExprConverter<'a> {
         exprs.into_iter().map(|e| self.cast_to(e, target)).collect()
     }
 
-    /// [`Self::cast_each`] for the values of an IN list or of a simple CASE,
-    /// which DataFusion compares by bits: floats also lose the sign of a
-    /// zero ([`zero_unsigned`]).
-    fn cast_each_compared_by_bits(
+    /// [`Self::cast_each`] for values that are compared (an IN list's, a
+    /// simple CASE's, `greatest`'s): floats also take their canonical form
+    /// ([`canonical`]).
+    fn cast_each_for_comparison(
         &self,
         exprs: Vec<Expr>,
         target: &DataType,
@@ -1000,7 +1005,7 @@ impl<'a> ExprConverter<'a> {
         Ok(self
             .cast_each(exprs, target)?
             .into_iter()
-            .map(|e| zero_unsigned(e, target))
+            .map(|e| canonical(e, target))
             .collect())
     }
 
@@ -1043,7 +1048,10 @@ impl<'a> ExprConverter<'a> {
                     unnested(written[1])
                 ))
             })?;
-        let (l, r) = (self.cast_to(l, &lt2)?, self.cast_to(r, &rt2)?);
+        let (mut l, mut r) = (self.cast_to(l, &lt2)?, self.cast_to(r, &rt2)?);
+        if compares(op) {
+            (l, r) = (canonical(l, &lt2), canonical(r, &rt2));
+        }
         let folded = constant_arithmetic(&l, op, &r);
         let e = Expr::BinaryExpr(BinaryExpr::new(Box::new(l), op, Box::new(r)));
         match folded {

@@ -12,6 +12,9 @@ use crate::types::sql_type_name;
 /// `e` as SQL. Expressions this does not know are shown as DataFusion
 /// shows them.
 pub fn sql_text(e: &Expr) -> String {
+    if let Some(written) = super::float_comparison::written_operand(e) {
+        return sql_text(written);
+    }
     match e {
         Expr::Literal(v, _) => literal_text(v),
         Expr::Column(c) => c.name.clone(),
