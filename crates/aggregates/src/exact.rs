@@ -4,7 +4,8 @@
 
 /// A float sum kept as an unevaluated pair `hi + lo`, with `|lo| ≤ ulp(hi)/2`
 /// after `+` (after [`plus`](Self::plus), `|lo|` may be a little larger).
-/// Non-finite sums (±∞, NaN) keep IEEE semantics in `hi` with `lo = 0`.
+/// Non-finite sums (±∞, NaN) keep IEEE semantics in `hi` with `lo = 0` after
+/// `+`; [`plus`](Self::plus) leaves them NaN.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct DoubleDouble {
     hi: f64,
@@ -42,14 +43,21 @@ impl DoubleDouble {
     /// still rounds `hi + lo` once.
     #[inline]
     pub fn plus(self, x: f64) -> DoubleDouble {
-        let s = self.hi + x;
-        let bb = s - self.hi;
-        let err = (self.hi - (s - bb)) + (x - bb);
+        let (s, err) = two_sum(self.hi, x);
         DoubleDouble {
             hi: s,
             lo: self.lo + err,
         }
     }
+}
+
+/// Knuth's two-sum: `a + b` rounded, and the exact error of that rounding
+/// (for finite values), whatever their magnitudes.
+#[inline]
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
 }
 
 impl std::ops::Add for DoubleDouble {
@@ -58,12 +66,10 @@ impl std::ops::Add for DoubleDouble {
     /// `self + other` with Knuth's two-sum on the high parts.
     #[inline]
     fn add(self, other: DoubleDouble) -> DoubleDouble {
-        let s = self.hi + other.hi;
+        let (s, err) = two_sum(self.hi, other.hi);
         if !s.is_finite() {
             return DoubleDouble { hi: s, lo: 0.0 };
         }
-        let bb = s - self.hi;
-        let err = (self.hi - (s - bb)) + (other.hi - bb);
         let lo = err + self.lo + other.lo;
         // Renormalize (fast two-sum, |s| ≥ |lo| after the step above).
         let hi = s + lo;
