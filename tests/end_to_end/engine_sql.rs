@@ -258,7 +258,7 @@ fn a_negative_zero_equals_zero_in_in_lists_case_and_nullif() {
         )
         .unwrap();
     engine
-        .execute("INSERT INTO z VALUES (-0.0, 0.0, -0.0), (1, 2, 1), (NULL, 0, NULL)")
+        .execute("INSERT INTO z VALUES (-0e0, 0e0, -0e0), (1, 2, 1), (NULL, 0, NULL)")
         .unwrap();
     let out = q.recv().unwrap();
     assert_eq!(ints(&out, "in_column"), vec![Some(1), Some(0), None]);
@@ -1333,8 +1333,9 @@ fn planning_errors_say_what_and_where() {
     );
     // Types are named as SQL names them, constants as the query wrote them.
     assert!(
-        err("SELECT key FROM s WHERE (v > 1) + 1.5 > 0")
-            .starts_with("the operator + does not apply to BOOLEAN (v > 1) and DOUBLE (1.5)"),
+        err("SELECT key FROM s WHERE (v > 1) + 1.5 > 0").starts_with(
+            "the operator + does not apply to BOOLEAN (v > 1) and DECIMAL(2, 1) (1.5)"
+        ),
         "{}",
         err("SELECT key FROM s WHERE (v > 1) + 1.5 > 0")
     );
@@ -2338,7 +2339,8 @@ fn a_float_cast_to_an_integer_rounds_halves_to_even() {
     let q = engine
         .query(
             "SELECT CAST(v AS BIGINT) AS big, CAST(r AS INT) AS int, v::SMALLINT AS small, \
-                    TRY_CAST(v AS INT) AS try, CAST(2.5 AS INT) AS constant FROM f",
+                    TRY_CAST(v AS INT) AS try, CAST(2.5e0 AS INT) AS constant, \
+                    CAST(2.5 AS INT) AS decimal_constant FROM f",
         )
         .unwrap();
     engine
@@ -2357,13 +2359,19 @@ fn a_float_cast_to_an_integer_rounds_halves_to_even() {
         vec![Some(2), Some(-2), Some(2), Some(0), Some(0), None]
     );
     assert_eq!(ints(&out, "constant"), vec![Some(2); 6]);
-    // A float inserted into an integer column is cast the same way.
+    // 2.5 is an exact DECIMAL, whose halves round away from zero.
+    assert_eq!(ints(&out, "decimal_constant"), vec![Some(3); 6]);
+    // A constant inserted into an integer column is cast the same way: a
+    // float's halves to even, a decimal's away from zero.
     engine.execute("CREATE STREAM i (n INT)").unwrap();
     let q = engine.query("SELECT n FROM i").unwrap();
     engine
-        .execute("INSERT INTO i VALUES (1.7), (-2.5)")
+        .execute("INSERT INTO i VALUES (1.7), (-2.5e0), (-2.5)")
         .unwrap();
-    assert_eq!(ints(&q.recv().unwrap(), "n"), vec![Some(2), Some(-2)]);
+    assert_eq!(
+        ints(&q.recv().unwrap(), "n"),
+        vec![Some(2), Some(-2), Some(-3)]
+    );
 }
 
 mod cast_rounding {
@@ -2666,8 +2674,8 @@ fn an_expression_that_fails_whatever_the_rows_is_refused() {
         ),
         // (sqlparser places a CAST at its operand.)
         (
-            "SELECT CAST(1 AS DECIMAL(10, 2)) / 0 FROM s",
-            "CAST(1 AS DECIMAL(10,2)) / 0 cannot be computed: division by zero at line 1, column 13",
+            "SELECT CAST(1 AS DECIMAL(10, 2)) % 0 FROM s",
+            "CAST(1 AS DECIMAL(10,2)) % 0 cannot be computed: division by zero at line 1, column 13",
         ),
     ] {
         let err = engine.query(sql).unwrap_err();
@@ -2679,7 +2687,8 @@ fn an_expression_that_fails_whatever_the_rows_is_refused() {
         .explain("SELECT ts FROM s WHERE v > 1 + 2 * 3")
         .unwrap();
     assert!(plan.contains("Filter: v > 7\n"), "{plan}");
-    // Floats follow IEEE 754, as on the rows.
+    // Floats follow IEEE 754, as on the rows; so does a division with a
+    // DECIMAL, which is computed in DOUBLE as in DuckDB.
     let q = engine.query("SELECT 1.0 / 0 AS inf FROM s").unwrap();
     s.push(batch(&[(1, Some("a"), Some(1.0))])).unwrap();
     assert_eq!(floats(&q.recv().unwrap(), "inf"), some(&[f64::INFINITY]));
@@ -2753,6 +2762,75 @@ fn whole_numbers_past_bigint_stay_exact() {
             "{err}"
         );
     }
+}
+
+#[test]
+fn numbers_written_with_a_point_are_exact_decimals() {
+    // As in PostgreSQL, DuckDB, Flink and Spark: `0.1` is DECIMAL(1, 1),
+    // not the double nearest to it, so constant arithmetic is exact.
+    let (engine, s) = engine_with_s();
+    let q = engine
+        .query(
+            "SELECT 0.1 + 0.2 = 0.3 AS exact, 0.1 AS tenth, -2.50 AS kept_scale, .5 AS half, \
+                    1e-1 AS exponent, ts * 1.5 AS scaled, v * 0.1 AS float_times, \
+                    sum(0.1) OVER (ROWS 9 PRECEDING) AS tenths, \
+                    lag(v, 1, 0.5) OVER (ROWS 1 PRECEDING) AS before, 1 / 3.0 AS third, \
+                    greatest(v, 1.5) AS at_least FROM s",
+        )
+        .unwrap();
+    s.push(batch(&[
+        (1, Some("a"), Some(1.0)),
+        (2, Some("a"), Some(2.0)),
+        (3, Some("a"), Some(3.0)),
+    ]))
+    .unwrap();
+    let out = q.recv().unwrap();
+    let type_of = |name: &str| {
+        out.schema()
+            .field_with_name(name)
+            .unwrap()
+            .data_type()
+            .clone()
+    };
+    assert_eq!(type_of("tenth"), DataType::Decimal128(1, 1));
+    assert_eq!(type_of("kept_scale"), DataType::Decimal128(3, 2));
+    assert_eq!(type_of("half"), DataType::Decimal128(1, 1));
+    assert_eq!(type_of("exponent"), DataType::Float64);
+    assert_eq!(type_of("float_times"), DataType::Float64);
+    assert_eq!(ints(&out, "exact"), [Some(1); 3]);
+    assert_eq!(decimals(&out, "tenth"), [Some(1); 3]);
+    assert_eq!(decimals(&out, "kept_scale"), [Some(-250); 3]);
+    assert_eq!(decimals(&out, "scaled"), [Some(15), Some(30), Some(45)]);
+    assert_eq!(decimals(&out, "tenths"), [Some(1), Some(2), Some(3)]);
+    assert_eq!(floats(&out, "before"), some(&[0.5, 1.0, 2.0]));
+    // A division with a DECIMAL is a DOUBLE, as in DuckDB (an exact
+    // quotient would keep only four more digits than the dividend), and a
+    // DECIMAL beside a DOUBLE in a call is read as a DOUBLE.
+    assert_eq!(floats(&out, "third"), some(&[1.0 / 3.0; 3]));
+    assert_eq!(type_of("at_least"), DataType::Float64);
+    assert_eq!(floats(&out, "at_least"), some(&[1.5, 2.0, 3.0]));
+    // A decimal constant beside a DOUBLE is read as a DOUBLE once, when the
+    // query is planned, not on every row.
+    let plan = engine.explain("SELECT ts FROM s WHERE v > 0.5").unwrap();
+    assert!(plan.contains("Filter: v > 0.5\n"), "{plan}");
+    // A DECIMAL column meets a DOUBLE as a DOUBLE too, whatever its size.
+    engine
+        .execute("CREATE STREAM p (price DECIMAL(10, 2), x DOUBLE)")
+        .unwrap();
+    let q = engine
+        .query(
+            "SELECT price < x AS below, price = 2.5e0 AS equal, price IN (x, 1.0) AS listed, \
+                    x BETWEEN price AND 1e30 AS between FROM p",
+        )
+        .unwrap();
+    engine
+        .execute("INSERT INTO p VALUES (2.50, 1e20), (1.00, -1e300)")
+        .unwrap();
+    let out = q.recv().unwrap();
+    assert_eq!(ints(&out, "below"), [Some(1), Some(0)]);
+    assert_eq!(ints(&out, "equal"), [Some(1), Some(0)]);
+    assert_eq!(ints(&out, "listed"), [Some(0), Some(1)]);
+    assert_eq!(ints(&out, "between"), [Some(1), Some(0)]);
 }
 
 /// The unscaled values of decimal column `name`.

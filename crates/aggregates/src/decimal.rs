@@ -52,6 +52,29 @@ pub fn decimal_from_f64(v: f64, precision: u8, scale: u32) -> Option<i128> {
     parse_decimal(v.to_string().as_bytes(), precision, scale)
 }
 
+/// Appends the decimal `unscaled × 10^-scale` as arrow's display prints it:
+/// all `scale` digits after the point, `0.` before a smaller value's
+/// (`-0.005`). Arrow formats each value into a new `String`.
+pub fn write_decimal(out: &mut Vec<u8>, unscaled: i128, scale: usize) {
+    let mut buffer = itoa::Buffer::new();
+    let digits = buffer.format(unscaled.unsigned_abs()).as_bytes();
+    if unscaled < 0 {
+        out.push(b'-');
+    }
+    if scale == 0 {
+        out.extend_from_slice(digits);
+    } else if digits.len() > scale {
+        let (whole, fraction) = digits.split_at(digits.len() - scale);
+        out.extend_from_slice(whole);
+        out.push(b'.');
+        out.extend_from_slice(fraction);
+    } else {
+        out.extend_from_slice(b"0.");
+        out.resize(out.len() + scale - digits.len(), b'0');
+        out.extend_from_slice(digits);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -256,4 +256,23 @@ mod tests {
             Some("x")
         );
     }
+
+    #[test]
+    fn decimal_literals_keep_their_digits() {
+        let decimal = |unscaled, precision, scale| Literal::Decimal {
+            unscaled,
+            precision,
+            scale,
+        };
+        let tenth = decimal(-1005, 4, 3);
+        assert_eq!(tenth.to_string(), "-1.005");
+        assert_eq!(decimal(5, 3, 3).to_string(), "0.005");
+        assert_eq!(f64::from_literal(&tenth), Some(-1.005));
+        // To a column's scale, halves away from zero.
+        assert_eq!(tenth.as_decimal(10, 2), Some(-101));
+        assert_eq!(tenth.as_decimal(10, 4), Some(-10050));
+        assert_eq!(tenth.as_decimal(2, 2), None);
+        assert_eq!(i64::from_literal(&tenth), None);
+        assert_eq!(i64::from_literal(&decimal(7, 1, 0)), Some(7));
+    }
 }

@@ -35,7 +35,7 @@ pub mod sketch;
 mod types;
 mod value;
 
-pub use decimal::{decimal_from_f64, parse_decimal};
+pub use decimal::{decimal_from_f64, parse_decimal, write_decimal};
 pub use error::AggregateError;
 pub use exact::DoubleDouble;
 pub use io::{Columns, OutputSink, OutputValue, Scalar};

@@ -80,8 +80,18 @@ pub enum Literal {
     Boolean(bool),
     /// An integer literal.
     Int64(i64),
-    /// A decimal or float literal.
+    /// A number written with an exponent (`1e-3`), or a DOUBLE constant.
     Float64(f64),
+    /// An exact number written with a point (`0.90`): `unscaled × 10^-scale`
+    /// in a DECIMAL(precision, scale), the scale as written.
+    Decimal {
+        /// The digits without the point (`90` for `0.90`).
+        unscaled: i128,
+        /// Significant digits, at least `scale` and at most 38.
+        precision: u8,
+        /// Digits after the point.
+        scale: i8,
+    },
     /// A string literal.
     Utf8(String),
 }
@@ -92,6 +102,7 @@ impl Literal {
         match self {
             Literal::Int64(v) => Some(*v as f64),
             Literal::Float64(v) => Some(*v),
+            Literal::Decimal { .. } => self.to_string().parse().ok(),
             _ => None,
         }
     }
@@ -106,6 +117,9 @@ impl Literal {
                 .checked_mul(10i128.checked_pow(scale)?)
                 .filter(|d| d.unsigned_abs() < 10u128.pow(u32::from(precision).min(38))),
             Literal::Float64(v) => crate::decimal_from_f64(*v, precision, scale),
+            Literal::Decimal { .. } => {
+                crate::parse_decimal(self.to_string().as_bytes(), precision, scale)
+            }
             _ => None,
         }
     }
@@ -114,6 +128,9 @@ impl Literal {
     pub fn as_i64(&self) -> Option<i64> {
         match self {
             Literal::Int64(v) => Some(*v),
+            Literal::Decimal {
+                unscaled, scale: 0, ..
+            } => i64::try_from(*unscaled).ok(),
             _ => None,
         }
     }
@@ -126,6 +143,13 @@ impl fmt::Display for Literal {
             Literal::Boolean(b) => write!(f, "{}", if *b { "TRUE" } else { "FALSE" }),
             Literal::Int64(v) => write!(f, "{v}"),
             Literal::Float64(v) => write!(f, "{v}"),
+            Literal::Decimal {
+                unscaled, scale, ..
+            } => {
+                let mut text = Vec::new();
+                crate::write_decimal(&mut text, *unscaled, usize::try_from(*scale).unwrap_or(0));
+                f.write_str(&String::from_utf8_lossy(&text))
+            }
             Literal::Utf8(s) => write!(f, "'{}'", s.replace('\'', "''")),
         }
     }
@@ -153,6 +177,12 @@ impl ArgType {
             Literal::Null | Literal::Int64(_) => ValueType::Int64,
             Literal::Boolean(_) => ValueType::Boolean,
             Literal::Float64(_) => ValueType::Float64,
+            Literal::Decimal {
+                precision, scale, ..
+            } => ValueType::Decimal {
+                precision: *precision,
+                scale: *scale,
+            },
             Literal::Utf8(_) => ValueType::Utf8,
         };
         ArgType {

@@ -27,6 +27,8 @@ use arrow_buffer::NullBuffer;
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::{ArrowError, DataType, TimeUnit};
 
+use sliq_aggregates::write_decimal;
+
 use crate::decimal::{write_i64, write_u64};
 use crate::float_texts::FloatTexts;
 
@@ -182,29 +184,6 @@ impl<'a> Column<'a> {
             Column::Formatted(f) => write_formatted(out, scratch, f, row)?,
         }
         Ok(())
-    }
-}
-
-/// Appends the decimal `unscaled × 10^-scale` as arrow's display prints it:
-/// all `scale` digits after the point, `0.` before a smaller value's
-/// (`-0.005`). Arrow formats each value into a new `String`.
-fn write_decimal(out: &mut Vec<u8>, unscaled: i128, scale: usize) {
-    let mut buffer = itoa::Buffer::new();
-    let digits = buffer.format(unscaled.unsigned_abs()).as_bytes();
-    if unscaled < 0 {
-        out.push(b'-');
-    }
-    if scale == 0 {
-        out.extend_from_slice(digits);
-    } else if digits.len() > scale {
-        let (whole, fraction) = digits.split_at(digits.len() - scale);
-        out.extend_from_slice(whole);
-        out.push(b'.');
-        out.extend_from_slice(fraction);
-    } else {
-        out.extend_from_slice(b"0.");
-        out.resize(out.len() + scale - digits.len(), b'0');
-        out.extend_from_slice(digits);
     }
 }
 

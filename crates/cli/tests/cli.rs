@@ -2451,6 +2451,22 @@ fn whole_numbers_past_bigint_print_exactly() {
 }
 
 #[test]
+fn numbers_written_with_a_point_are_exact_decimals() {
+    let out = csv_script(
+        "point.csv",
+        b"k,v\na,2\na,4\n",
+        "CREATE STREAM p (k VARCHAR, v DOUBLE) WITH (path = '{path}', format = 'csv'); \
+         SELECT 0.1 + 0.2 = 0.3 AS exact, sum(0.1) OVER (ROWS 9 PRECEDING) AS tenths, \
+                -2.50 AS kept, 1 / 4.0 AS quarter, v > 2.5 AS above FROM p;",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "exact,tenths,kept,quarter,above\ntrue,0.1,-2.50,0.25,false\ntrue,0.2,-2.50,0.25,true\n"
+    );
+}
+
+#[test]
 fn decimal_cells_round_half_away_from_zero_to_the_columns_scale() {
     // arrow's parser alone would drop the third digit (2.25, -2.25).
     let sql = "CREATE STREAM p (k VARCHAR, price DECIMAL(10, 2)) WITH (path = '{path}', format = '{format}'); \

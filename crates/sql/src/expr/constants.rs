@@ -17,14 +17,16 @@ use crate::types::sql_type_name;
 /// A SQL literal as a scalar value. A number is a BIGINT when it is a
 /// whole number that fits one, an exact DECIMAL(p, 0) when it is a whole
 /// number of up to 38 digits (as PostgreSQL's numeric and DuckDB's HUGEINT
-/// keep it: `-9223372036854775808` is exact), and otherwise a DOUBLE, which
-/// it must not overflow.
+/// keep it: `-9223372036854775808` is exact), an exact DECIMAL(p, s) when
+/// it is written with a point (`0.1`, as in PostgreSQL and DuckDB), and
+/// otherwise (an exponent, more than 38 digits) a DOUBLE, which it must not
+/// overflow.
 pub fn literal(v: &Value) -> Result<ScalarValue, SqlError> {
     Ok(match v {
         Value::Number(n, _) => {
             if let Ok(i) = n.parse::<i64>() {
                 ScalarValue::Int64(Some(i))
-            } else if let Some(d) = whole_decimal(n) {
+            } else if let Some(d) = exact_decimal(n) {
                 d
             } else {
                 let f: f64 = n
@@ -56,22 +58,36 @@ pub fn negative_literal(v: &Value) -> Option<Result<ScalarValue, SqlError>> {
     }
 }
 
-/// `n` as a DECIMAL(p, 0) when it is a whole number (an optional minus,
-/// then digits) of at most 38 significant digits.
-fn whole_decimal(n: &str) -> Option<ScalarValue> {
-    let (negative, digits) = match n.strip_prefix('-') {
-        Some(digits) => (true, digits),
+/// `n` as an exact DECIMAL(p, s) when it is written as digits with at
+/// most one point and no exponent (`123`, `0.1`, `-2.50`, `.5`) in at most
+/// 38 significant digits: `s` is the number of digits after the point, as
+/// written. (A number with an exponent, `1e-3`, is a DOUBLE, as in DuckDB.)
+fn exact_decimal(n: &str) -> Option<ScalarValue> {
+    let (negative, body) = match n.strip_prefix('-') {
+        Some(body) => (true, body),
         None => (false, n),
     };
-    let significant = digits.trim_start_matches('0');
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || significant.len() > 38 {
+    let (whole, fraction) = body.split_once('.').unwrap_or((body, ""));
+    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if (whole.is_empty() && fraction.is_empty()) || !all_digits(whole) || !all_digits(fraction) {
         return None;
     }
-    let value: i128 = significant.parse().unwrap_or(0);
+    let digits = format!("{whole}{fraction}");
+    let significant = digits.trim_start_matches('0');
+    let scale = fraction.len();
+    let precision = significant.len().max(scale).max(1);
+    if precision > 38 {
+        return None;
+    }
+    let value: i128 = if significant.is_empty() {
+        0
+    } else {
+        significant.parse().ok()?
+    };
     Some(ScalarValue::Decimal128(
         Some(if negative { -value } else { value }),
-        significant.len().max(1) as u8,
-        0,
+        precision as u8,
+        scale as i8,
     ))
 }
 
@@ -210,4 +226,31 @@ pub(super) fn check_regex(pattern: &Expr) -> Result<(), SqlError> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn number(n: &str) -> ScalarValue {
+        literal(&Value::Number(n.to_string(), false)).unwrap()
+    }
+
+    #[test]
+    fn numbers_are_bigints_exact_decimals_or_doubles_by_how_they_are_written() {
+        let decimal = |v: i128, p: u8, s: i8| ScalarValue::Decimal128(Some(v), p, s);
+        assert_eq!(number("42"), ScalarValue::Int64(Some(42)));
+        assert_eq!(number("9223372036854775808"), decimal(1 << 63, 19, 0));
+        assert_eq!(number("0.1"), decimal(1, 1, 1));
+        assert_eq!(number("-2.50"), decimal(-250, 3, 2));
+        assert_eq!(number(".5"), decimal(5, 1, 1));
+        assert_eq!(number("7."), decimal(7, 1, 0));
+        assert_eq!(number("0.001"), decimal(1, 3, 3));
+        assert_eq!(number("-0.0"), decimal(0, 1, 1));
+        assert_eq!(number("1e-3"), ScalarValue::Float64(Some(1e-3)));
+        // Past 38 digits, a DOUBLE.
+        let long = format!("0.{}", "3".repeat(39));
+        assert_eq!(number(&long), ScalarValue::Float64(Some(1.0 / 3.0)));
+        assert!(literal(&Value::Number("1e400".into(), false)).is_err());
+    }
 }

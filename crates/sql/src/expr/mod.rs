@@ -759,6 +759,7 @@ impl<'a> ExprConverter<'a> {
         args: Vec<Expr>,
         location: Option<Location>,
     ) -> Result<Expr, SqlError> {
+        let args = self.decimals_beside_floats_as_double(args)?;
         let fields = args
             .iter()
             .map(|a| {
@@ -989,6 +990,25 @@ impl<'a> ExprConverter<'a> {
         })
     }
 
+    /// `args`, each DECIMAL among them cast to DOUBLE when one of them is a
+    /// float (see [`float_with_decimal`]): `greatest(v, 0.5)`, `power(v, 0.5)`.
+    fn decimals_beside_floats_as_double(&self, args: Vec<Expr>) -> Result<Vec<Expr>, SqlError> {
+        let types = args
+            .iter()
+            .map(|a| self.type_of(a))
+            .collect::<Result<Vec<_>, _>>()?;
+        if !types.iter().any(DataType::is_floating) {
+            return Ok(args);
+        }
+        args.into_iter()
+            .zip(types)
+            .map(|(a, t)| match is_decimal(&t) {
+                true => self.cast_to(a, &DataType::Float64),
+                false => Ok(a),
+            })
+            .collect()
+    }
+
     /// [`Self::cast_to`] for each of `exprs`.
     fn cast_each(&self, exprs: Vec<Expr>, target: &DataType) -> Result<Vec<Expr>, SqlError> {
         exprs.into_iter().map(|e| self.cast_to(e, target)).collect()
@@ -1015,13 +1035,15 @@ impl<'a> ExprConverter<'a> {
             let t = self.type_of(e)?;
             common = Some(match common {
                 None => t,
-                Some(c) => comparison_coercion(&c, &t).ok_or_else(|| {
-                    SqlError::plan(format!(
-                        "{} and {} values cannot be compared or combined",
-                        sql_type_name(&c),
-                        sql_type_name(&t)
-                    ))
-                })?,
+                Some(c) => float_with_decimal(&c, &t)
+                    .or_else(|| comparison_coercion(&c, &t))
+                    .ok_or_else(|| {
+                        SqlError::plan(format!(
+                            "{} and {} values cannot be compared or combined",
+                            sql_type_name(&c),
+                            sql_type_name(&t)
+                        ))
+                    })?,
             });
         }
         Ok(common.unwrap_or(DataType::Null))
@@ -1037,17 +1059,20 @@ impl<'a> ExprConverter<'a> {
         written: [&ast::Expr; 2],
     ) -> Result<Expr, SqlError> {
         let (lt, rt) = (self.type_of(&l)?, self.type_of(&r)?);
-        let (lt2, rt2) = BinaryTypeCoercer::new(&lt, &op, &rt)
-            .get_input_types()
-            .map_err(|_| {
-                SqlError::plan(format!(
-                    "the operator {op} does not apply to {} ({}) and {} ({})",
-                    sql_type_name(&lt),
-                    unnested(written[0]),
-                    sql_type_name(&rt),
-                    unnested(written[1])
-                ))
-            })?;
+        let coerced = match float_with_decimal(&lt, &rt).or_else(|| decimal_division(&lt, op, &rt))
+        {
+            Some(double) => Ok((double.clone(), double)),
+            None => BinaryTypeCoercer::new(&lt, &op, &rt).get_input_types(),
+        };
+        let (lt2, rt2) = coerced.map_err(|_| {
+            SqlError::plan(format!(
+                "the operator {op} does not apply to {} ({}) and {} ({})",
+                sql_type_name(&lt),
+                unnested(written[0]),
+                sql_type_name(&rt),
+                unnested(written[1])
+            ))
+        })?;
         let (mut l, mut r) = (self.cast_to(l, &lt2)?, self.cast_to(r, &rt2)?);
         if compares(op) {
             (l, r) = (canonical(l, &lt2), canonical(r, &rt2));
@@ -1067,6 +1092,32 @@ impl<'a> ExprConverter<'a> {
             _ => Ok(e),
         }
     }
+}
+
+/// DOUBLE, when one of `a` and `b` is a float and the other a DECIMAL: they
+/// meet as DOUBLE, as in PostgreSQL and DuckDB. (DataFusion compares them as
+/// DECIMAL(30, 15), which casts the float on every row and fails past 10^15.)
+fn float_with_decimal(a: &DataType, b: &DataType) -> Option<DataType> {
+    ((a.is_floating() && is_decimal(b)) || (is_decimal(a) && b.is_floating()))
+        .then_some(DataType::Float64)
+}
+
+/// DOUBLE, for a division of numbers of which one is a DECIMAL, as in
+/// DuckDB: DataFusion's exact quotient keeps only four more digits than the
+/// dividend has (`1 / 3.0` would be 0.3333).
+fn decimal_division(a: &DataType, op: Operator, b: &DataType) -> Option<DataType> {
+    (op == Operator::Divide && (is_decimal(a) || is_decimal(b)) && a.is_numeric() && b.is_numeric())
+        .then_some(DataType::Float64)
+}
+
+fn is_decimal(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::Decimal32(..)
+            | DataType::Decimal64(..)
+            | DataType::Decimal128(..)
+            | DataType::Decimal256(..)
+    )
 }
 
 fn arrow_cast_ok(from: &DataType, to: &DataType) -> bool {

@@ -302,13 +302,18 @@ fn within_group_argument(name: &str, f: &ast::Function) -> Result<Option<Functio
 }
 
 /// A constant argument as the aggregate registry sees it; `None` for one it
-/// has no literal for (a whole number past BIGINT, an exact DECIMAL), which
+/// has no literal for (a typed constant such as `DATE '2024-01-02'`), which
 /// is then an argument like any expression.
 fn to_literal(v: &datafusion_common::ScalarValue) -> Option<Literal> {
     use datafusion_common::ScalarValue as S;
     Some(match v {
         S::Int64(Some(i)) => Literal::Int64(*i),
         S::Float64(Some(f)) => Literal::Float64(*f),
+        S::Decimal128(Some(unscaled), precision, scale) => Literal::Decimal {
+            unscaled: *unscaled,
+            precision: *precision,
+            scale: *scale,
+        },
         S::Utf8(Some(s)) => Literal::Utf8(s.clone()),
         S::Boolean(Some(b)) => Literal::Boolean(*b),
         v if v.is_null() => Literal::Null,
