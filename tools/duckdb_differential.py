@@ -18,6 +18,9 @@ Set-up (once): python3 -m venv /tmp/peers-venv && /tmp/peers-venv/bin/pip instal
     /tmp/peers-venv/bin/python tools/duckdb_differential.py expressions --seed 1 --queries 300
     /tmp/peers-venv/bin/python tools/duckdb_differential.py windows --workers 3   # on timely
 
+Numbers written with a point are exact DECIMALs in both, and a division with a DECIMAL is a
+DOUBLE in both.
+
 Where the two engines differ by design, the expected values are adjusted, not reported:
 DuckDB's NaN where PostgreSQL and sliq give NULL (regr_slope, corr without variation), its
 NULL count_if on an empty frame (sliq: 0), its DOUBLE-typed `/` on integers (not generated),
@@ -60,7 +63,8 @@ def generate(rng, path, rows):
 
 
 NUM = ["v", "i", "v + i", "v * 2", "abs(v)", "i % 7", "CASE WHEN b THEN v ELSE -v END", "coalesce(v, 0)",
-       "CAST(i AS DOUBLE)", "v / 3", "i * i", "-v", "greatest(v, i)", "nullif(i, 0)"]
+       "CAST(i AS DOUBLE)", "v / 3", "i * i", "-v", "greatest(v, i)", "nullif(i, 0)", "i * 0.25", "v * 1.5",
+       "i + 0.1", "i / 4.0"]
 BOOL = ["b", "v > 0", "i < 0", "NOT b", "b OR i > 100", "s = 'a'"]
 ANY = NUM + ["s", "upper(s)", "s || 'x'"]
 
@@ -160,6 +164,8 @@ class Expressions:
             lambda: f"EXTRACT({r.choice(['year', 'month', 'day', 'hour', 'minute', 'second', 'dow', 'doy', 'epoch'])} FROM {self.ts(d - 1)})",
             lambda: f"CAST({a()} AS DECIMAL(12, 3))", lambda: f"(CAST({a()} AS DECIMAL(10, 2)) * 3)",
             lambda: "(CAST(i AS DECIMAL(8, 1)) / 4)", lambda: f"date_part('hour', {self.ts(d - 1)})",
+            lambda: f"({a()} / {r.choice(['4.0', '0.5', '-2.50', '3.0'])})",
+            lambda: f"({a()} * {r.choice(['0.1', '1.25', '-0.003'])})",
         ])()
 
     def bool(self, d):
