@@ -33,7 +33,8 @@ use datafusion_physical_expr::{PhysicalExpr, create_physical_expr};
 const ROW_BY_ROW: usize = 16;
 
 /// A physical expression with the SQL text it came from, which names it in
-/// error messages (the physical form shows column indices, `x@2`).
+/// error messages (the physical form shows column indices, `x@2`, and
+/// DataFusion's display types its constants, `Decimal128(0.5,1,1)`).
 #[derive(Debug, Clone)]
 pub(crate) struct CompiledExpr {
     physical: Arc<dyn PhysicalExpr>,
@@ -117,7 +118,7 @@ impl CompiledExpr {
             .map_err(|err| format!("cannot type {e}: {err}"))?;
         let compiled = CompiledExpr {
             physical,
-            text: e.to_string(),
+            text: sliq_sql::sql_text(e),
             data_type,
         };
         let no_rows = RecordBatch::new_empty(Arc::new(schema.as_arrow().clone()));
@@ -331,6 +332,24 @@ mod tests {
             "{first}"
         );
         assert!(first.contains("Divide by zero"), "{first}");
+    }
+
+    #[test]
+    fn messages_name_the_expression_as_sql() {
+        let b = batch(&[1, 1000], &[0, 0]);
+        let schema = DFSchema::try_from(b.schema()).expect("schema");
+        let widest = datafusion_common::ScalarValue::Decimal128(Some(10i128.pow(37) - 1), 38, 1);
+        let e = datafusion_expr::cast(col("x"), DataType::Decimal128(20, 0)) * lit(widest);
+        let e = CompiledExpr::new(&e, &schema).expect("compiles");
+        let mut failures = RowFailures::default();
+        e.evaluate_rows(&b, &mut failures).expect("rows evaluate");
+        let first = failures.first.expect("a message");
+        assert!(
+            first.starts_with(
+                "row 1 of its batch: evaluating CAST(x AS DECIMAL(20, 0)) * 999999999999999999999999999999999999.9:"
+            ),
+            "{first}"
+        );
     }
 
     /// `explode(x)`: x, but a kernel that panics on a batch holding a
