@@ -1002,9 +1002,12 @@ impl<'a> ExprConverter<'a> {
         }
         args.into_iter()
             .zip(types)
-            .map(|(a, t)| match is_decimal(&t) {
-                true => self.cast_to(a, &DataType::Float64),
-                false => Ok(a),
+            .map(|(a, t)| {
+                if t.is_decimal() {
+                    self.cast_to(a, &DataType::Float64)
+                } else {
+                    Ok(a)
+                }
             })
             .collect()
     }
@@ -1098,7 +1101,7 @@ impl<'a> ExprConverter<'a> {
 /// meet as DOUBLE, as in PostgreSQL and DuckDB. (DataFusion compares them as
 /// DECIMAL(30, 15), which casts the float on every row and fails past 10^15.)
 fn float_with_decimal(a: &DataType, b: &DataType) -> Option<DataType> {
-    ((a.is_floating() && is_decimal(b)) || (is_decimal(a) && b.is_floating()))
+    ((a.is_floating() && b.is_decimal()) || (a.is_decimal() && b.is_floating()))
         .then_some(DataType::Float64)
 }
 
@@ -1106,18 +1109,11 @@ fn float_with_decimal(a: &DataType, b: &DataType) -> Option<DataType> {
 /// DuckDB: DataFusion's exact quotient keeps only four more digits than the
 /// dividend has (`1 / 3.0` would be 0.3333).
 fn decimal_division(a: &DataType, op: Operator, b: &DataType) -> Option<DataType> {
-    (op == Operator::Divide && (is_decimal(a) || is_decimal(b)) && a.is_numeric() && b.is_numeric())
-        .then_some(DataType::Float64)
-}
-
-fn is_decimal(t: &DataType) -> bool {
-    matches!(
-        t,
-        DataType::Decimal32(..)
-            | DataType::Decimal64(..)
-            | DataType::Decimal128(..)
-            | DataType::Decimal256(..)
-    )
+    (op == Operator::Divide
+        && (a.is_decimal() || b.is_decimal())
+        && a.is_numeric()
+        && b.is_numeric())
+    .then_some(DataType::Float64)
 }
 
 fn arrow_cast_ok(from: &DataType, to: &DataType) -> bool {
