@@ -117,6 +117,7 @@ const SEEDS: &[&str] = &[
     "SELECT approx_percentile_cont(0.9) WITHIN GROUP (ORDER BY v) OVER w, max(DISTINCT v) OVER w, key LIKE 'a!%' ESCAPE '!' FROM s WINDOW w AS (ROWS 9 PRECEDING)",
     "CREATE STREAM IF NOT EXISTS s (ts BIGINT NOT NULL, key VARCHAR COMMENT 'k', v DOUBLE)",
     "SELECT last_value(upper(key) IGNORE NULLS) OVER w, arg_max(key, v) OVER w, mod(ts, 7), sign(v), v IN (0, -0.0), nullif(v, 0) FROM s WINDOW w AS (ROWS 4 PRECEDING)",
+    "SELECT key, count(*) AS n, sum(v * 0.5) FROM s GROUP BY key HAVING n > 1 AND avg(v) > 0.25 QUALIFY max(v) OVER (ROWS 2 PRECEDING) > 1 / 3.0",
 ];
 
 /// Tokens that may stand in for one another without breaking the syntax, so

@@ -747,6 +747,18 @@ fn qualify_prints_only_alarm_rows() {
 }
 
 #[test]
+fn having_prints_only_the_rows_whose_group_meets_it() {
+    let out = csv_script(
+        "having.csv",
+        SMALL,
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}'); \
+         SELECT ts, k, count(v) AS n FROM s GROUP BY k HAVING count(v) >= 3;",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "ts,k,n\n5,a,3\n6,a,4\n");
+}
+
+#[test]
 fn a_query_reads_the_results_of_a_with_query() {
     let out = csv_script(
         "chain.csv",

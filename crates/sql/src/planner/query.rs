@@ -188,13 +188,6 @@ pub(super) fn plan_query_in<'q>(
             .or_at(span_location(select.select_token.0.span)));
     }
     refuse_select_clauses(select)?;
-    if let Some(having) = &select.having {
-        return Err(SqlError::unsupported(
-            "HAVING (every row emits its own result; QUALIFY keeps the rows whose \
-             aggregates meet a condition)",
-        )
-        .or_at(location_of(having)));
-    }
     let table = only_relation(select)?;
     let source = Source::resolve(&table.relation, script, catalog, &scope, depth)?;
     let input_schema = Arc::clone(&source.schema);
@@ -256,9 +249,13 @@ pub(super) fn plan_query_in<'q>(
     let items = select_items(&mut planner, select, &input_schema, &source.qualifier)?;
     // QUALIFY: over the row and its aggregates, like a select item; it may
     // name select items by their aliases (as in DuckDB and Snowflake).
-    let qualify = select
-        .qualify
-        .as_ref()
+    // HAVING is the same filter here: each row emits its group's aggregates
+    // as they stand after it, and HAVING keeps the rows where they meet the
+    // condition, as a streaming engine (Flink, ksqlDB) filters a group's
+    // updates. Both given, a row must pass both.
+    let conditions = [&select.having, &select.qualify]
+        .into_iter()
+        .flatten()
         .map(|q| {
             let q = with_aliases_expanded(q, &select.projection, &input_schema);
             let e = planner.convert_item(&q)?;
@@ -266,7 +263,8 @@ pub(super) fn plan_query_in<'q>(
                 .cast_to(e, &DataType::Boolean)
                 .map_err(|err| err.or_at(location_of(&q)))
         })
-        .transpose()?;
+        .collect::<Result<Vec<_>, _>>()?;
+    let qualify = conditions.into_iter().reduce(Expr::and);
     let AggregatePlanner {
         windows,
         aggregates,
