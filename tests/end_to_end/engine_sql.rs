@@ -3342,6 +3342,21 @@ fn having_keeps_the_rows_whose_group_meets_the_condition() {
 }
 
 #[test]
+fn products_bitwise_folds_and_any_value_slide() {
+    let out = run(
+        "SELECT product(v) OVER w AS p, bit_and(ts) OVER w AS a, bit_or(ts) OVER w AS o, \
+                bit_xor(ts) OVER w AS x, any_value(v) OVER w AS any FROM s GROUP BY key \
+         WINDOW w AS (ROWS 1 PRECEDING)",
+    );
+    assert_eq!(floats(&out, "p"), some(&[5.0, 1.0, 15.0, 12.0, 8.0, 7.0]));
+    let ints_of = |name| ints(&out, name).into_iter().flatten().collect::<Vec<_>>();
+    assert_eq!(ints_of("a"), [1000, 2000, 936, 2976, 2688, 1664]);
+    assert_eq!(ints_of("o"), [1000, 2000, 3064, 4024, 16312, 16336]);
+    assert_eq!(ints_of("x"), [1000, 2000, 2128, 1048, 13624, 14672]);
+    assert_eq!(floats(&out, "any"), some(&[5.0, 1.0, 5.0, 3.0, 4.0, 1.0]));
+}
+
+#[test]
 fn limit_stops_a_query_after_n_rows() {
     let (engine, s) = engine_with_s();
     let q = engine

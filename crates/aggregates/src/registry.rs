@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use crate::functions::{
-    ArgExtreme, Avg, Bivariate, BivariateKind, Count, Counted, Extreme, ExtremeCount, FirstLast,
-    FloatExtreme, Geomean, Lag, M4, RelVar, Sum, Variance, VarianceKind,
+    ArgExtreme, Avg, Bitwise, Bivariate, BivariateKind, Count, Counted, Extreme, ExtremeCount,
+    FirstLast, FloatExtreme, Geomean, Lag, M4, Product, RelVar, Sum, Variance, VarianceKind,
 };
 use crate::sketch::{ApproxCountDistinct, ApproxPercentile, BloomContains, CountMin};
 use crate::{
@@ -71,7 +71,15 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ),
     ("every", "every(x BOOLEAN) -> BOOLEAN (alias of bool_and)"),
     ("bool_or", "bool_or(x BOOLEAN) -> BOOLEAN (some x is true)"),
+    (
+        "any_value",
+        "any_value(x any) -> same type (the first non-NULL x, as in DuckDB)",
+    ),
     ("geomean", "geomean(x numeric) -> DOUBLE"),
+    ("product", "product(x numeric) -> DOUBLE"),
+    ("bit_and", "bit_and(x BIGINT) -> BIGINT"),
+    ("bit_or", "bit_or(x BIGINT) -> BIGINT"),
+    ("bit_xor", "bit_xor(x BIGINT) -> BIGINT"),
     ("var_pop", "var_pop(x numeric) -> DOUBLE"),
     ("var_samp", "var_samp(x numeric) -> DOUBLE"),
     (
@@ -203,6 +211,9 @@ pub fn ignores_duplicates(name: &str) -> bool {
             | "bool_and"
             | "bool_or"
             | "every"
+            | "bit_and"
+            | "bit_or"
+            | "any_value"
             | "approx_count_distinct"
             | "bloom_contains"
     )
@@ -332,6 +343,8 @@ enum Bound {
         default: Literal,
     },
     Geomean,
+    Product,
+    Bitwise(char),
     Variance(VarianceKind),
     RelVar,
     Bivariate(BivariateKind),
@@ -448,6 +461,10 @@ impl Bound {
             Bound::M4(ValueType::Decimal { .. }) => v.visit(M4::<i128>::default()),
             Bound::M4(_) => v.visit(M4::<i64>::default()),
             Bound::Geomean => v.visit(Geomean),
+            Bound::Product => v.visit(Product),
+            Bound::Bitwise('&') => v.visit(Bitwise::<'&'>),
+            Bound::Bitwise('|') => v.visit(Bitwise::<'|'>),
+            Bound::Bitwise(_) => v.visit(Bitwise::<'^'>),
             Bound::Variance(kind) => v.visit(Variance(kind)),
             Bound::RelVar => v.visit(RelVar),
             Bound::Bivariate(kind) => v.visit(Bivariate(kind)),
@@ -606,6 +623,38 @@ pub fn resolve(
                 max: canonical == "maxcount",
             };
             (bound, vec![ty], OutputType::Scalar(ValueType::Int64))
+        }
+        ("any_value", 1) => {
+            let ty = args[0].ty;
+            let bound = Bound::FirstLast {
+                ty,
+                first: true,
+                ignore_nulls: true,
+            };
+            (bound, vec![ty], OutputType::Scalar(ty))
+        }
+        ("product", 1) => {
+            numeric(&call)?;
+            (
+                Bound::Product,
+                vec![ValueType::Float64],
+                OutputType::Scalar(ValueType::Float64),
+            )
+        }
+        ("bit_and" | "bit_or" | "bit_xor", 1) => {
+            if args[0].ty != ValueType::Int64 {
+                return Err(call.mismatch());
+            }
+            let op = match canonical {
+                "bit_and" => '&',
+                "bit_or" => '|',
+                _ => '^',
+            };
+            (
+                Bound::Bitwise(op),
+                vec![ValueType::Int64],
+                OutputType::Scalar(ValueType::Int64),
+            )
         }
         ("first_value" | "last_value", 1) => {
             let ty = args[0].ty;

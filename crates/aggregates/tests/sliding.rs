@@ -226,6 +226,17 @@ fn naive<'w>(call: &TestCall, window: &'w [Vec<Value>]) -> Result<Value, String>
             ]),
             _ => Value::Null,
         },
+        "product" => or_null(!floats.is_empty(), floats.iter().product()),
+        "bit_and" | "bit_or" | "bit_xor" => {
+            let ints = present.iter().map(|v| float_or_int(v));
+            match call.name {
+                "bit_and" => ints.reduce(|a, b| a & b),
+                "bit_or" => ints.reduce(|a, b| a | b),
+                _ => ints.reduce(|a, b| a ^ b),
+            }
+            .map_or(Value::Null, Value::Int64)
+        }
+        "any_value" => present.first().map_or(Value::Null, |v| (*v).clone()),
         "geomean" => or_null(
             !floats.is_empty(),
             (floats.iter().map(|x| x.ln()).sum::<f64>() / floats.len() as f64).exp(),

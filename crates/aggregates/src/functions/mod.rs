@@ -6,10 +6,12 @@
 //! `first_value`/`last_value`, which respect NULLs unless called with
 //! `IGNORE NULLS`.
 
+mod fold;
 mod numeric;
 mod order;
 mod stats;
 
+pub use fold::{Bitwise, Product};
 pub use numeric::{Avg, Count, Counted, PackedI128, Sum, Summable, Wide};
 pub use order::{
     ArgExtreme, Extreme, ExtremeCount, FirstLast, FloatExtreme, Lag, M4, M4Output, M4State,

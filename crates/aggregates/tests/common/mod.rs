@@ -75,6 +75,7 @@ pub fn all_calls() -> Vec<TestCall> {
             "avg",
             "mean",
             "geomean",
+            "product",
             "var_pop",
             "var_samp",
             "variance",
@@ -117,6 +118,9 @@ pub fn all_calls() -> Vec<TestCall> {
     for name in ["bool_and", "every", "bool_or", "count_if"] {
         calls.push(call(name, vec![col(Boolean)]));
     }
+    for name in ["bit_and", "bit_or", "bit_xor"] {
+        calls.push(call(name, vec![col(Int64)]));
+    }
     calls.push(call("sum", vec![col(DECIMAL)]));
     calls.push(call("avg", vec![col(DECIMAL)]));
     for x in [Int64, Float64, Utf8, Boolean, DECIMAL] {
@@ -135,6 +139,7 @@ pub fn all_calls() -> Vec<TestCall> {
         calls.push(call("approx_count_distinct", vec![col(ty)]));
     }
     for ty in [Int64, Utf8, Float64, DECIMAL] {
+        calls.push(call("any_value", vec![col(ty)]));
         for name in ["first_value", "last_value"] {
             calls.push(call(name, vec![col(ty)]));
             calls.push(TestCall {
