@@ -3357,6 +3357,34 @@ fn products_bitwise_folds_and_any_value_slide() {
 }
 
 #[test]
+fn skewness_and_kurtosis_slide_as_duckdb_computes_them() {
+    let (engine, s) = engine_with_s();
+    let q = engine
+        .query(
+            "SELECT skewness(v) OVER w AS s, kurtosis(v) OVER w AS k, kurtosis_pop(v) OVER w AS kp \
+             FROM s WINDOW w AS (ROWS 3 PRECEDING)",
+        )
+        .unwrap();
+    let rows: Vec<(i64, Option<&str>, Option<f64>)> = [7.0, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0, 8.0]
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (i as i64, Some("a"), Some(1e9 + v)))
+        .collect();
+    s.push(batch(&rows)).unwrap();
+    let out = q.recv().unwrap();
+    // DuckDB 2.0's figures for 1, 2, 4, 8 (the window of the fifth row);
+    // NULL below 3 (4) values and where the values do not vary.
+    let at = |name: &str, i: usize| floats(&out, name)[i];
+    let close = |x: Option<f64>, want: f64| x.is_some_and(|x| (x - want).abs() < 1e-9);
+    assert!(close(at("s", 4), 1.1376243669576882), "{:?}", at("s", 4));
+    assert!(close(at("k", 4), 0.7576559546313791), "{:?}", at("k", 4));
+    assert!(close(at("kp", 4), -1.0989792060491494), "{:?}", at("kp", 4));
+    assert_eq!((at("s", 1), at("k", 2)), (None, None));
+    assert!(at("s", 2).is_some() && at("k", 3).is_some());
+    assert_eq!((at("s", 7), at("k", 7), at("kp", 7)), (None, None, None));
+}
+
+#[test]
 fn limit_stops_a_query_after_n_rows() {
     let (engine, s) = engine_with_s();
     let q = engine

@@ -13,7 +13,8 @@ use std::sync::Arc;
 
 use crate::functions::{
     ArgExtreme, Avg, Bitwise, Bivariate, BivariateKind, Count, Counted, Extreme, ExtremeCount,
-    FirstLast, FloatExtreme, Geomean, Lag, M4, Product, RelVar, Sum, Variance, VarianceKind,
+    FirstLast, FloatExtreme, Geomean, Lag, M4, Product, RelVar, Shape, ShapeKind, Sum, Variance,
+    VarianceKind,
 };
 use crate::sketch::{ApproxCountDistinct, ApproxPercentile, BloomContains, CountMin};
 use crate::{
@@ -85,6 +86,18 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     (
         "variance",
         "variance(x numeric) -> DOUBLE (alias of var_samp)",
+    ),
+    (
+        "skewness",
+        "skewness(x numeric) -> DOUBLE (sample skewness, as DuckDB's)",
+    ),
+    (
+        "kurtosis",
+        "kurtosis(x numeric) -> DOUBLE (sample excess kurtosis, as DuckDB's)",
+    ),
+    (
+        "kurtosis_pop",
+        "kurtosis_pop(x numeric) -> DOUBLE (population excess kurtosis)",
     ),
     ("stddev_pop", "stddev_pop(x numeric) -> DOUBLE"),
     ("stddev_samp", "stddev_samp(x numeric) -> DOUBLE"),
@@ -346,6 +359,7 @@ enum Bound {
     Product,
     Bitwise(char),
     Variance(VarianceKind),
+    Shape(ShapeKind),
     RelVar,
     Bivariate(BivariateKind),
     ApproxCountDistinct(ValueType),
@@ -466,6 +480,7 @@ impl Bound {
             Bound::Bitwise('|') => v.visit(Bitwise::<'|'>),
             Bound::Bitwise(_) => v.visit(Bitwise::<'^'>),
             Bound::Variance(kind) => v.visit(Variance(kind)),
+            Bound::Shape(kind) => v.visit(Shape(kind)),
             Bound::RelVar => v.visit(RelVar),
             Bound::Bivariate(kind) => v.visit(Bivariate(kind)),
             Bound::ApproxCountDistinct(ty) => {
@@ -699,7 +714,7 @@ pub fn resolve(
         }
         (
             "geomean" | "relvar" | "var_pop" | "var_samp" | "variance" | "stddev_pop"
-            | "stddev_samp" | "stddev",
+            | "stddev_samp" | "stddev" | "skewness" | "kurtosis" | "kurtosis_pop",
             1,
         ) => {
             numeric(&call)?;
@@ -709,6 +724,9 @@ pub fn resolve(
                 "var_pop" => Bound::Variance(VarianceKind::VarPop),
                 "var_samp" | "variance" => Bound::Variance(VarianceKind::VarSamp),
                 "stddev_pop" => Bound::Variance(VarianceKind::StddevPop),
+                "skewness" => Bound::Shape(ShapeKind::Skewness),
+                "kurtosis" => Bound::Shape(ShapeKind::Kurtosis),
+                "kurtosis_pop" => Bound::Shape(ShapeKind::KurtosisPop),
                 _ => Bound::Variance(VarianceKind::StddevSamp),
             };
             (

@@ -256,6 +256,35 @@ fn naive<'w>(call: &TestCall, window: &'w [Vec<Value>]) -> Result<Value, String>
                 })
             }
         }
+        "skewness" | "kurtosis" | "kurtosis_pop" => {
+            let least = match call.name {
+                "skewness" => 3,
+                "kurtosis" => 4,
+                _ => 1,
+            };
+            if floats.len() < least {
+                return Ok(Value::Null);
+            }
+            if floats.iter().any(|x| !x.is_finite()) {
+                return Ok(Value::Float64(f64::NAN));
+            }
+            let n = floats.len() as f64;
+            let mean = floats.iter().sum::<f64>() / n;
+            let central = |k: i32| floats.iter().map(|x| (x - mean).powi(k)).sum::<f64>();
+            let (m2, m3, m4) = (central(2), central(3), central(4));
+            // Exactly zero only when every value is equal, in both.
+            if floats.iter().all(|x| *x == floats[0]) {
+                return Ok(Value::Null);
+            }
+            let g2 = n * m4 / (m2 * m2);
+            Value::Float64(match call.name {
+                "skewness" => (n * (n - 1.0)).sqrt() / (n - 2.0) * n.sqrt() * m3 / m2.powf(1.5),
+                "kurtosis" => {
+                    (n - 1.0) * ((n + 1.0) * g2 - 3.0 * (n - 1.0)) / ((n - 2.0) * (n - 3.0))
+                }
+                _ => g2 - 3.0,
+            })
+        }
         "relvar" => {
             let finite: Vec<f64> = floats.iter().copied().filter(|x| !x.is_nan()).collect();
             let min = finite.iter().copied().fold(f64::INFINITY, f64::min);

@@ -9,6 +9,7 @@
 mod fold;
 mod numeric;
 mod order;
+mod shape;
 mod stats;
 
 pub use fold::{Bitwise, Product};
@@ -17,6 +18,7 @@ pub use order::{
     ArgExtreme, Extreme, ExtremeCount, FirstLast, FloatExtreme, Lag, M4, M4Output, M4State,
     RankedF64,
 };
+pub use shape::{HigherMoments, Shape, ShapeKind};
 pub use stats::{
     Bivariate, BivariateKind, CoMoments, Geomean, Moments, RelVar, Variance, VarianceKind,
 };

@@ -59,7 +59,7 @@ pub struct Moments {
 /// `b − a` for the means of two sets, rounded to `f64`, and the mean of
 /// the two merged, `b_share` being the second set's share of the values.
 #[inline]
-fn merged_mean(a: DoubleDouble, b: DoubleDouble, b_share: f64) -> (f64, DoubleDouble) {
+pub(super) fn merged_mean(a: DoubleDouble, b: DoubleDouble, b_share: f64) -> (f64, DoubleDouble) {
     let delta = b.minus(a);
     (delta, a.plus(delta * b_share))
 }

@@ -82,6 +82,9 @@ pub fn all_calls() -> Vec<TestCall> {
             "stddev_pop",
             "stddev_samp",
             "stddev",
+            "skewness",
+            "kurtosis",
+            "kurtosis_pop",
             "relvar",
             "approx_median",
         ] {
