@@ -5,7 +5,7 @@ Two kinds of query over one generated stream `s (seq, ts, key, v DOUBLE, i BIGIN
 s VARCHAR)`:
 
 - `windows`: one to three aggregates (counts, sums, extremes, moments, regressions, first and
-  last values, arg_max, products, bitwise folds, decimals, FILTER, IGNORE NULLS) over random ROWS and RANGE frames,
+  last values, arg_max, skewness and kurtosis, products, bitwise folds, decimals, FILTER, IGNORE NULLS) over random ROWS and RANGE frames,
   some ending before the current row, partitioned by a key, an expression or nothing, plus
   lag and row_number, under an optional WHERE;
 - `expressions`: a random scalar expression (arithmetic, CASE, comparisons, IN, BETWEEN, LIKE,
@@ -87,6 +87,7 @@ def aggregate(rng):
         "min(b)", "max(b)", "sum(CAST(i AS INT))", "avg(CAST(i AS REAL))", "sum(CAST(v AS REAL))",
         f"product({rng.choice(['v', 'i % 3', 'v / 10.0', 'CASE WHEN b THEN 2 ELSE 0.5 END'])})",
         "bit_and(i)", "bit_or(i)", "bit_xor(i)", f"any_value({rng.choice(ANY)})",
+        f"skewness({x})", f"kurtosis({x})", f"kurtosis_pop({x})",
     ])
     if rng.random() < 0.2:
         call += f" FILTER (WHERE {rng.choice(BOOL)})"
