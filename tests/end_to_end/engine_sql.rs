@@ -1927,7 +1927,10 @@ fn a_row_whose_expression_fails_gets_null_and_the_batch_goes_on() {
     for query in &stats.queries {
         assert_eq!(query.failed_batches, 0, "{query:?}");
         let error = query.last_error.as_deref().unwrap_or("");
-        assert!(error.contains("row 1 of its batch: evaluating"), "{error}");
+        assert!(
+            error.contains("row at index 1 of its batch: evaluating"),
+            "{error}"
+        );
         assert!(error.contains("Divide by zero"), "{error}");
     }
     // The output and the argument fail on rows 1 and 3 each.

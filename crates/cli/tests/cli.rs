@@ -1046,7 +1046,7 @@ fn nulls_from_late_rows_and_failed_values_are_explained() {
         "{err}"
     );
     assert!(
-        err.contains("query 1: 1 value(s) could not be computed and are NULL (first: row 1 of its batch: evaluating x / y"),
+        err.contains("query 1: 1 value(s) could not be computed and are NULL (first: row at index 1 of its batch: evaluating x / y"),
         "{err}"
     );
 }

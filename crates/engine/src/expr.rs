@@ -47,7 +47,8 @@ pub(crate) struct CompiledExpr {
 pub struct RowFailures {
     /// How many values became NULL.
     pub count: usize,
-    /// Why the first of them failed, naming its row in the batch.
+    /// Why the first of them failed, naming its row by its index in the
+    /// batch (from 0, as arrow counts).
     pub first: Option<String>,
 }
 
@@ -204,9 +205,9 @@ impl CompiledExpr {
         if n == 1 || failed.panicked {
             let message = failed.message;
             failures.add(n, || match n {
-                1 => format!("row {offset} of its batch: {message}"),
+                1 => format!("row at index {offset} of its batch: {message}"),
                 _ => format!(
-                    "rows {offset} to {} of its batch: {message}",
+                    "rows at indices {offset} to {} of its batch: {message}",
                     offset + n - 1
                 ),
             });
@@ -328,7 +329,7 @@ mod tests {
         assert_eq!(failures.count, 2);
         let first = failures.first.expect("a message");
         assert!(
-            first.starts_with("row 1 of its batch: evaluating x / y"),
+            first.starts_with("row at index 1 of its batch: evaluating x / y"),
             "{first}"
         );
         assert!(first.contains("Divide by zero"), "{first}");
@@ -346,7 +347,7 @@ mod tests {
         let first = failures.first.expect("a message");
         assert!(
             first.starts_with(
-                "row 1 of its batch: evaluating CAST(x AS DECIMAL(20, 0)) * 999999999999999999999999999999999999.9:"
+                "row at index 1 of its batch: evaluating CAST(x AS DECIMAL(20, 0)) * 999999999999999999999999999999999999.9:"
             ),
             "{first}"
         );
@@ -399,7 +400,7 @@ mod tests {
         assert_eq!(failures.count, 3);
         let first = failures.first.take().expect("a message");
         assert!(
-            first.starts_with("rows 0 to 2 of its batch: evaluating explode(x): internal error (explode: a negative value)"),
+            first.starts_with("rows at indices 0 to 2 of its batch: evaluating explode(x): internal error (explode: a negative value)"),
             "{first}"
         );
         // The next batch evaluates as usual.
@@ -426,7 +427,7 @@ mod tests {
             proptest::prop_assert_eq!(failures.count, zeros);
             if let Some(first) = ys.iter().position(|y| *y == 0) {
                 let message = failures.first.unwrap_or_default();
-                let prefix = format!("row {first} of its batch:");
+                let prefix = format!("row at index {first} of its batch:");
                 proptest::prop_assert!(message.starts_with(&prefix), "{}", message);
             }
         }
