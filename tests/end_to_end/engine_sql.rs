@@ -3345,10 +3345,11 @@ fn having_keeps_the_rows_whose_group_meets_the_condition() {
 }
 
 #[test]
-fn products_bitwise_folds_and_any_value_slide() {
+fn products_bitwise_folds_any_value_and_regr_count_slide() {
     let out = run(
         "SELECT product(v) OVER w AS p, bit_and(ts) OVER w AS a, bit_or(ts) OVER w AS o, \
-                bit_xor(ts) OVER w AS x, any_value(v) OVER w AS any FROM s GROUP BY key \
+                bit_xor(ts) OVER w AS x, any_value(v) OVER w AS any, \
+                regr_count(v, ts) OVER w AS pairs FROM s GROUP BY key \
          WINDOW w AS (ROWS 1 PRECEDING)",
     );
     assert_eq!(floats(&out, "p"), some(&[5.0, 1.0, 15.0, 12.0, 8.0, 7.0]));
@@ -3357,6 +3358,7 @@ fn products_bitwise_folds_and_any_value_slide() {
     assert_eq!(ints_of("o"), [1000, 2000, 3064, 4024, 16312, 16336]);
     assert_eq!(ints_of("x"), [1000, 2000, 2128, 1048, 13624, 14672]);
     assert_eq!(floats(&out, "any"), some(&[5.0, 1.0, 5.0, 3.0, 4.0, 1.0]));
+    assert_eq!(ints_of("pairs"), [1, 1, 2, 2, 2, 2]);
 }
 
 #[test]

@@ -169,6 +169,10 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("regr_syy", "regr_syy(y numeric, x numeric) -> DOUBLE"),
     ("regr_sxy", "regr_sxy(y numeric, x numeric) -> DOUBLE"),
     (
+        "regr_count",
+        "regr_count(y numeric, x numeric) -> BIGINT (the pairs the other regr_ functions use)",
+    ),
+    (
         "approx_count_distinct",
         "approx_count_distinct(x any) -> BIGINT",
     ),
@@ -327,6 +331,7 @@ enum Bound {
     CountStar,
     Count,
     CountIf,
+    RegrCount,
     RowNumber,
     Sum(ValueType),
     Avg(ValueType),
@@ -417,6 +422,9 @@ impl Bound {
             }),
             Bound::CountIf => v.visit(Count {
                 counted: Counted::True,
+            }),
+            Bound::RegrCount => v.visit(Count {
+                counted: Counted::FinitePairs,
             }),
             Bound::Sum(ValueType::Float64) => v.visit(Sum::<f64>::default()),
             Bound::Sum(ValueType::Decimal { .. }) => v.visit(Sum::<i128>::default()),
@@ -556,6 +564,15 @@ pub fn resolve(
             vec![args[0].ty],
             OutputType::Scalar(ValueType::Int64),
         ),
+        ("regr_count", 2) => {
+            numeric(&call)?;
+            call.numeric_arg(1)?;
+            (
+                Bound::RegrCount,
+                vec![ValueType::Float64, ValueType::Float64],
+                OutputType::Scalar(ValueType::Int64),
+            )
+        }
         ("count_if", 1) => {
             if args[0].ty != ValueType::Boolean {
                 return Err(call.mismatch());

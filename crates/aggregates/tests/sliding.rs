@@ -292,12 +292,15 @@ fn naive<'w>(call: &TestCall, window: &'w [Vec<Value>]) -> Result<Value, String>
             or_null(!finite.is_empty() && max != 0.0, (max - min) / max)
         }
         "regr_slope" | "regr_intercept" | "regr_r2" | "corr" | "covar_pop" | "covar_samp"
-        | "regr_avgx" | "regr_avgy" | "regr_sxx" | "regr_syy" | "regr_sxy" => {
+        | "regr_avgx" | "regr_avgy" | "regr_sxx" | "regr_syy" | "regr_sxy" | "regr_count" => {
             let pairs: Vec<(f64, f64)> = window
                 .iter()
                 .filter_map(|r| Some((float(&r[0])?, float(&r[1])?)))
                 .filter(|(y, x)| y.is_finite() && x.is_finite())
                 .collect();
+            if call.name == "regr_count" {
+                return Ok(Value::Int64(pairs.len() as i64));
+            }
             if pairs.is_empty() {
                 return Ok(Value::Null);
             }

@@ -23,6 +23,9 @@ pub enum Counted {
     NonNull,
     /// `count_if(b)`: the rows whose BOOLEAN `b` is true.
     True,
+    /// `regr_count(y, x)`: the rows whose `y` and `x` are both present and
+    /// finite, the pairs the regression functions use.
+    FinitePairs,
 }
 
 impl Monoid for Count {
@@ -45,6 +48,9 @@ impl Aggregate for Count {
             Counted::Rows => true,
             Counted::NonNull => columns.is_valid(0, row),
             Counted::True => columns.bool(0, row) == Some(true),
+            Counted::FinitePairs => [0, 1]
+                .iter()
+                .all(|&arg| columns.f64(arg, row).is_some_and(f64::is_finite)),
         };
         counts as i64
     }

@@ -107,6 +107,7 @@ pub fn all_calls() -> Vec<TestCall> {
         "regr_sxx",
         "regr_syy",
         "regr_sxy",
+        "regr_count",
     ] {
         calls.push(call(name, vec![col(Float64), col(Int64)]));
     }
