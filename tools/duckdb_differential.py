@@ -87,7 +87,7 @@ def aggregate(rng):
         "min(b)", "max(b)", "sum(CAST(i AS INT))", "avg(CAST(i AS REAL))", "sum(CAST(v AS REAL))",
         f"product({rng.choice(['v', 'i % 3', 'v / 10.0', 'CASE WHEN b THEN 2 ELSE 0.5 END'])})",
         "bit_and(i)", "bit_or(i)", "bit_xor(i)", f"any_value({rng.choice(ANY)})",
-        f"skewness({x})", f"kurtosis({x})", f"kurtosis_pop({x})",
+        f"skewness({x})", f"kurtosis({x})", f"kurtosis_pop({x})", f"regr_count({x}, {y})",
     ])
     if rng.random() < 0.2:
         call += f" FILTER (WHERE {rng.choice(BOOL)})"
