@@ -3349,7 +3349,8 @@ fn products_bitwise_folds_any_value_and_regr_count_slide() {
     let out = run(
         "SELECT product(v) OVER w AS p, bit_and(ts) OVER w AS a, bit_or(ts) OVER w AS o, \
                 bit_xor(ts) OVER w AS x, any_value(v) OVER w AS any, \
-                regr_count(v, ts) OVER w AS pairs FROM s GROUP BY key \
+                regr_count(v, ts) OVER w AS pairs, first(v) OVER w AS f, \
+                last(v IGNORE NULLS) OVER w AS l FROM s GROUP BY key \
          WINDOW w AS (ROWS 1 PRECEDING)",
     );
     assert_eq!(floats(&out, "p"), some(&[5.0, 1.0, 15.0, 12.0, 8.0, 7.0]));
@@ -3359,6 +3360,9 @@ fn products_bitwise_folds_any_value_and_regr_count_slide() {
     assert_eq!(ints_of("x"), [1000, 2000, 2128, 1048, 13624, 14672]);
     assert_eq!(floats(&out, "any"), some(&[5.0, 1.0, 5.0, 3.0, 4.0, 1.0]));
     assert_eq!(ints_of("pairs"), [1, 1, 2, 2, 2, 2]);
+    // DuckDB's names for first_value and last_value.
+    assert_eq!(floats(&out, "f"), some(&[5.0, 1.0, 5.0, 3.0, 4.0, 1.0]));
+    assert_eq!(floats(&out, "l"), some(&[5.0, 1.0, 3.0, 4.0, 2.0, 7.0]));
 }
 
 #[test]

@@ -142,6 +142,14 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
         "last_value(x any) [IGNORE NULLS] -> same type",
     ),
     (
+        "first",
+        "first(x any) [IGNORE NULLS] -> same type (alias of first_value, as in DuckDB)",
+    ),
+    (
+        "last",
+        "last(x any) [IGNORE NULLS] -> same type (alias of last_value, as in DuckDB)",
+    ),
+    (
         "row_number",
         "row_number() -> BIGINT (the row's number in its key, from 1)",
     ),
@@ -537,7 +545,8 @@ pub fn resolve(
     let Some(&(canonical, _)) = FUNCTIONS.iter().find(|(f, _)| *f == lower) else {
         return Err(unknown_function(name));
     };
-    if options.ignore_nulls && !matches!(canonical, "first_value" | "last_value") {
+    if options.ignore_nulls && !matches!(canonical, "first_value" | "last_value" | "first" | "last")
+    {
         return Err(invalid(
             canonical,
             "IGNORE NULLS applies only to first_value and last_value",
@@ -688,11 +697,11 @@ pub fn resolve(
                 OutputType::Scalar(ValueType::Int64),
             )
         }
-        ("first_value" | "last_value", 1) => {
+        ("first_value" | "last_value" | "first" | "last", 1) => {
             let ty = args[0].ty;
             let bound = Bound::FirstLast {
                 ty,
-                first: canonical == "first_value",
+                first: matches!(canonical, "first_value" | "first"),
                 ignore_nulls: options.ignore_nulls,
             };
             (bound, vec![ty], OutputType::Scalar(ty))

@@ -181,13 +181,13 @@ fn naive<'w>(call: &TestCall, window: &'w [Vec<Value>]) -> Result<Value, String>
                     .count() as i64
             }))
         }
-        "first_value" | "last_value" => {
+        "first_value" | "last_value" | "first" | "last" => {
             let candidates: Vec<&Value> = if call.options.ignore_nulls {
                 present.clone()
             } else {
                 window.iter().map(first).collect()
             };
-            let pick = if call.name == "first_value" {
+            let pick = if call.name.starts_with("first") {
                 candidates.first()
             } else {
                 candidates.last()

@@ -759,20 +759,22 @@ fn having_prints_only_the_rows_whose_group_meets_it() {
 }
 
 #[test]
-fn product_bitwise_any_value_kurtosis_and_regr_count_run_in_the_binary() {
+fn the_newer_aggregates_run_in_the_binary() {
     let out = csv_script(
         "folds.csv",
         SMALL,
         "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}'); \
          SELECT ts, product(v) OVER w AS p, bit_or(ts) OVER w AS o, any_value(v) OVER w AS a, \
-                round(kurtosis_pop(v) OVER w, 6) AS kp, regr_count(v, ts) OVER w AS rc \
+                round(kurtosis_pop(v) OVER w, 6) AS kp, regr_count(v, ts) OVER w AS rc, \
+                first(v) OVER w AS f \
          FROM s GROUP BY k WINDOW w AS (ROWS 1 PRECEDING);",
     );
     assert!(out.status.success(), "{}", stderr(&out));
     // Two distinct values: a population excess kurtosis of -2.
     assert_eq!(
         stdout(&out),
-        "ts,p,o,a,kp,rc\n1,1.0,1,1.0,,1\n2,5.0,3,1.0,-2.0,2\n3,2.0,3,2.0,,1\n4,5.0,6,5.0,,1\n5,7.0,5,7.0,,1\n6,0.0,7,7.0,-2.0,2\n"
+        "ts,p,o,a,kp,rc,f\n1,1.0,1,1.0,,1,1.0\n2,5.0,3,1.0,-2.0,2,1.0\n3,2.0,3,2.0,,1,2.0\n\
+         4,5.0,6,5.0,,1,5.0\n5,7.0,5,7.0,,1,\n6,0.0,7,7.0,-2.0,2,7.0\n"
     );
 }
 

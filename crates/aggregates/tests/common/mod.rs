@@ -144,7 +144,7 @@ pub fn all_calls() -> Vec<TestCall> {
     }
     for ty in [Int64, Utf8, Float64, DECIMAL] {
         calls.push(call("any_value", vec![col(ty)]));
-        for name in ["first_value", "last_value"] {
+        for name in ["first_value", "last_value", "first", "last"] {
             calls.push(call(name, vec![col(ty)]));
             calls.push(TestCall {
                 name,
