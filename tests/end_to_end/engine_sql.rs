@@ -2811,6 +2811,17 @@ fn numbers_written_with_a_point_are_exact_decimals() {
     // query is planned, not on every row.
     let plan = engine.explain("SELECT ts FROM s WHERE v > 0.5").unwrap();
     assert!(plan.contains("Filter: v > 0.5\n"), "{plan}");
+    // A call of constants is computed once, at plan time: DataFusion's ceil
+    // of a constant DECIMAL panics when an IN list is compiled over no rows.
+    let plan = engine
+        .explain("SELECT ts FROM s WHERE v > ceil(4.62) AND key = upper('a')")
+        .unwrap();
+    assert!(plan.contains("Filter: v > 5 AND key = 'A'\n"), "{plan}");
+    let q = engine
+        .query("SELECT 5e0 IN (1, CASE WHEN ts > 0 THEN ceil(4.62) ELSE ts END) AS listed FROM s")
+        .unwrap();
+    s.push(batch(&[(1, Some("a"), Some(1.0))])).unwrap();
+    assert_eq!(ints(&q.recv().unwrap(), "listed"), [Some(1)]);
     // A DECIMAL column meets a DOUBLE as a DOUBLE too, whatever its size.
     engine
         .execute("CREATE STREAM p (price DECIMAL(10, 2), x DOUBLE)")

@@ -27,6 +27,7 @@ use datafusion_expr::execution_props::ExecutionProps;
 use datafusion_expr::physical_planning_context::PhysicalPlanningContext;
 use datafusion_physical_expr::expressions::BinaryExpr;
 use datafusion_physical_expr::{PhysicalExpr, create_physical_expr};
+use sliq_sql::sql_text;
 
 /// Failing slices of at most this many rows are evaluated row by row
 /// rather than halved again.
@@ -76,15 +77,21 @@ impl RowFailures {
 /// `e` as a physical expression over rows of `schema`, its integer `+`,
 /// `-` and `*` checked: DataFusion's wrap around on overflow by default,
 /// which would give a wrong number where SQL engines (PostgreSQL, DuckDB)
-/// fail, and sliq gives NULL for that row (see the module docs).
+/// fail, and sliq gives NULL for that row (see the module docs). A panic
+/// in DataFusion's planning (an `IN` list is evaluated over no rows there,
+/// and some kernels panic on that) is this expression's error, not the
+/// process's end.
 pub(crate) fn physical_expr(e: &Expr, schema: &DFSchema) -> Result<Arc<dyn PhysicalExpr>, String> {
-    let physical = create_physical_expr(
-        e,
-        schema,
-        &ExecutionProps::new(),
-        &PhysicalPlanningContext::default(),
-    )
-    .map_err(|err| format!("cannot compile {e}: {err}"))?;
+    let physical = sliq_sql::panics::catching(|| {
+        create_physical_expr(
+            e,
+            schema,
+            &ExecutionProps::new(),
+            &PhysicalPlanningContext::default(),
+        )
+    })
+    .map_err(|panic| format!("cannot compile {}: internal error ({panic})", sql_text(e)))?
+    .map_err(|err| format!("cannot compile {}: {err}", sql_text(e)))?;
     physical
         .transform_up(|node| {
             Ok(match node.downcast_ref::<BinaryExpr>() {
@@ -103,7 +110,7 @@ pub(crate) fn physical_expr(e: &Expr, schema: &DFSchema) -> Result<Arc<dyn Physi
             })
         })
         .map(|t| t.data)
-        .map_err(|err| format!("cannot compile {e}: {err}"))
+        .map_err(|err| format!("cannot compile {}: {err}", sql_text(e)))
 }
 
 impl CompiledExpr {
@@ -116,10 +123,10 @@ impl CompiledExpr {
         let physical = physical_expr(e, schema)?;
         let data_type = physical
             .data_type(schema.as_arrow())
-            .map_err(|err| format!("cannot type {e}: {err}"))?;
+            .map_err(|err| format!("cannot type {}: {err}", sql_text(e)))?;
         let compiled = CompiledExpr {
             physical,
-            text: sliq_sql::sql_text(e),
+            text: sql_text(e),
             data_type,
         };
         let no_rows = RecordBatch::new_empty(Arc::new(schema.as_arrow().clone()));
@@ -353,8 +360,9 @@ mod tests {
         );
     }
 
-    /// `explode(x)`: x, but a kernel that panics on a batch holding a
-    /// negative x (as some of DataFusion's do on sizes they refuse).
+    /// `explode(x)`: x, but a kernel that panics on a negative x, in a
+    /// batch or as a constant (as some of DataFusion's do on sizes they
+    /// refuse, or on a constant over no rows).
     #[derive(Debug, PartialEq, Eq, Hash)]
     struct Explode(datafusion_expr::Signature);
 
@@ -372,6 +380,12 @@ mod tests {
             &self,
             args: datafusion_expr::ScalarFunctionArgs,
         ) -> datafusion_common::Result<datafusion_expr::ColumnarValue> {
+            if let datafusion_expr::ColumnarValue::Scalar(datafusion_common::ScalarValue::Int64(
+                Some(v),
+            )) = &args.args[0]
+            {
+                assert!(*v >= 0, "explode: a negative value");
+            }
             let x = args.args[0].to_array(args.number_rows)?;
             let negative = x
                 .as_primitive::<Int64Type>()
@@ -381,6 +395,26 @@ mod tests {
             assert!(!negative, "explode: a negative value");
             Ok(datafusion_expr::ColumnarValue::Array(x))
         }
+    }
+
+    #[test]
+    fn a_kernel_that_panics_while_compiling_is_the_expressions_error() {
+        // DataFusion evaluates an IN list over no rows while it compiles it.
+        let b = batch(&[1], &[0]);
+        let schema = DFSchema::try_from(b.schema()).expect("schema");
+        let explode =
+            datafusion_expr::ScalarUDF::new_from_impl(Explode(datafusion_expr::Signature::exact(
+                vec![DataType::Int64],
+                datafusion_expr::Volatility::Immutable,
+            )));
+        let e = col("x").in_list(vec![lit(1i64), explode.call(vec![lit(-1i64)])], false);
+        let err = CompiledExpr::new(&e, &schema).expect_err("refused");
+        assert!(
+            err.starts_with(
+                "cannot compile x IN (1, explode(-1)): internal error (explode: a negative value)"
+            ),
+            "{err}"
+        );
     }
 
     #[test]

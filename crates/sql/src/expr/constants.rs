@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
-use arrow_schema::ArrowError;
+use arrow_schema::{ArrowError, FieldRef};
 use datafusion_common::{DataFusionError, ScalarValue};
 use datafusion_expr::expr::Cast;
+use datafusion_expr::{ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF};
 use datafusion_expr::{Expr, Operator};
 use sqlparser::ast::Value;
 
@@ -119,21 +120,63 @@ pub(super) fn cast_constant(e: Expr) -> Result<Expr, SqlError> {
 /// row. A call without constants is not run, and a panic there is no
 /// verdict: the rows will tell.
 pub(super) fn refused_constant(
-    udf: &datafusion_expr::ScalarUDF,
+    udf: &ScalarUDF,
     args: &[Expr],
-    fields: &[arrow_schema::FieldRef],
+    fields: &[FieldRef],
 ) -> Option<String> {
-    use datafusion_expr::{ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs};
     if !args.iter().any(|a| matches!(a, Expr::Literal(..))) {
         return None;
     }
+    match run_once(udf, args, fields, 0)? {
+        Ok(_) => None,
+        // DataFusion's prefixes ("Execution error: ") say nothing here.
+        Err(DataFusionError::Execution(why) | DataFusionError::Plan(why)) => Some(why),
+        Err(e) => Some(e.strip_backtrace()),
+    }
+}
+
+/// The value of `udf(args)` when every argument is a constant and `udf`
+/// gives the same result for the same arguments: the call computed once,
+/// now, rather than on every row (`ceil(4.62)` is 5). `None` for any other
+/// call, and for one that fails, whose error is [`refused_constant`]'s or
+/// the rows'.
+pub(super) fn folded_call(
+    udf: &ScalarUDF,
+    args: &[Expr],
+    fields: &[FieldRef],
+) -> Option<ScalarValue> {
+    let constant = args.iter().all(|a| matches!(a, Expr::Literal(..)));
+    if !constant || udf.signature().volatility != datafusion_expr::Volatility::Immutable {
+        return None;
+    }
+    let (return_field, result) = run_once(udf, args, fields, 1)?.ok()?;
+    let value = match result {
+        ColumnarValue::Scalar(value) => value,
+        ColumnarValue::Array(array) if array.len() == 1 => {
+            ScalarValue::try_from_array(&array, 0).ok()?
+        }
+        ColumnarValue::Array(_) => return None,
+    };
+    (&value.data_type() == return_field.data_type()).then_some(value)
+}
+
+/// `udf` run once over `number_rows` rows, its constant arguments as they
+/// are and any other NULL on every row: the field it returns and its
+/// value. `None` when it panics (no verdict) or an argument's NULLs cannot
+/// be made.
+fn run_once(
+    udf: &ScalarUDF,
+    args: &[Expr],
+    fields: &[FieldRef],
+    number_rows: usize,
+) -> Option<datafusion_common::Result<(FieldRef, ColumnarValue)>> {
     let values = args
         .iter()
         .zip(fields)
         .map(|(a, field)| match a {
             Expr::Literal(value, _) => Some(ColumnarValue::Scalar(value.clone())),
             _ => ScalarValue::try_new_null(field.data_type())
-                .and_then(|null| null.to_array_of_size(0))
+                .and_then(|null| null.to_array_of_size(number_rows))
                 .ok()
                 .map(ColumnarValue::Array),
         })
@@ -150,23 +193,16 @@ pub(super) fn refused_constant(
             arg_fields: fields,
             scalar_arguments: &constants,
         })?;
-        udf.invoke_with_args(ScalarFunctionArgs {
+        let value = udf.invoke_with_args(ScalarFunctionArgs {
             args: values,
             arg_fields: fields.to_vec(),
-            number_rows: 0,
-            return_field,
+            number_rows,
+            return_field: Arc::clone(&return_field),
             config_options: Arc::default(),
-        })
+        })?;
+        Ok((return_field, value))
     };
-    match crate::panics::catching(run) {
-        // DataFusion's prefixes ("Execution error: ") say nothing here.
-        Ok(Err(
-            datafusion_common::DataFusionError::Execution(why)
-            | datafusion_common::DataFusionError::Plan(why),
-        )) => Some(why),
-        Ok(Err(e)) => Some(e.strip_backtrace()),
-        Ok(Ok(_)) | Err(_) => None,
-    }
+    crate::panics::catching(run).ok()
 }
 
 /// `l op r` computed now, when both operands are numeric constants and

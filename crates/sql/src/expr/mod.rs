@@ -24,7 +24,7 @@ mod float_comparison;
 mod functions;
 mod sql_text;
 
-use constants::{cast_constant, check_regex, constant_arithmetic, refused_constant};
+use constants::{cast_constant, check_regex, constant_arithmetic, folded_call, refused_constant};
 pub use constants::{literal, negative_literal};
 use float_comparison::{canonical, compares, float_nullif};
 pub use functions::{
@@ -829,6 +829,9 @@ impl<'a> ExprConverter<'a> {
                         location,
                     ))
                 })?;
+                if let Some(value) = folded_call(udf, &args, &coerced) {
+                    return Ok(Expr::Literal(value, None));
+                }
                 Ok(Expr::ScalarFunction(
                     datafusion_expr::expr::ScalarFunction::new_udf(Arc::clone(udf), args),
                 ))
