@@ -3405,6 +3405,27 @@ fn skewness_and_kurtosis_slide_as_duckdb_computes_them() {
 }
 
 #[test]
+fn an_in_list_may_read_the_row() {
+    // DataFusion's IN takes a CASE over columns, which gives one value over
+    // no rows, for a constant, and its answers were wrong.
+    let out = run(
+        "SELECT ts IN (1, CASE WHEN v > 3 THEN 0 ELSE ts END) AS listed, \
+                ts NOT IN (1, CASE WHEN v > 3 THEN 0 ELSE ts END) AS unlisted, \
+                v IN (1, NULL, CASE WHEN key = 'b' THEN v END) AS with_null FROM s",
+    );
+    // v: 5, 1, 3, 4, 2, 7 for keys a, b, a, a, a, b.
+    assert_eq!(ints(&out, "listed"), [0, 1, 1, 0, 1, 0].map(Some).to_vec());
+    assert_eq!(
+        ints(&out, "unlisted"),
+        [1, 0, 0, 1, 0, 1].map(Some).to_vec()
+    );
+    assert_eq!(
+        ints(&out, "with_null"),
+        [None, Some(1), None, None, None, Some(1)]
+    );
+}
+
+#[test]
 fn limit_stops_a_query_after_n_rows() {
     let (engine, s) = engine_with_s();
     let q = engine

@@ -779,6 +779,21 @@ fn the_newer_aggregates_run_in_the_binary() {
 }
 
 #[test]
+fn an_in_list_may_read_the_row_in_the_binary() {
+    let out = csv_script(
+        "in_list.csv",
+        SMALL,
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}'); \
+         SELECT ts, v IN (0, CASE WHEN k = 'a' THEN ts ELSE 2 END) AS hit FROM s;",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "ts,hit\n1,true\n2,false\n3,true\n4,\n5,false\n6,true\n"
+    );
+}
+
+#[test]
 fn a_query_reads_the_results_of_a_with_query() {
     let out = csv_script(
         "chain.csv",

@@ -430,7 +430,26 @@ impl<'a> ExprConverter<'a> {
                 let common = self.common_type(&all)?;
                 let items = self.cast_each_for_comparison(items, &common)?;
                 let x = canonical(self.cast_to(x, &common)?, &common);
-                Expr::InList(InList::new(boxed(x), items, *negated))
+                if items.iter().all(|i| i.column_refs().is_empty()) {
+                    Expr::InList(InList::new(boxed(x), items, *negated))
+                } else {
+                    // DataFusion takes an IN list whose items all give one
+                    // value over no rows for a set of constants, and a CASE
+                    // over the row's columns gives one: its set is wrong. A
+                    // list that reads the row is the comparisons IN stands
+                    // for, which keep its NULLs: x = a OR x = b, and for NOT
+                    // IN x <> a AND x <> b.
+                    let (op, join): (Operator, fn(Expr, Expr) -> Expr) = if *negated {
+                        (Operator::NotEq, Expr::and)
+                    } else {
+                        (Operator::Eq, Expr::or)
+                    };
+                    items
+                        .into_iter()
+                        .map(|i| Expr::BinaryExpr(BinaryExpr::new(boxed(x.clone()), op, boxed(i))))
+                        .reduce(join)
+                        .ok_or_else(|| SqlError::plan("IN takes at least one value"))?
+                }
             }
             A::Like {
                 negated,
