@@ -833,6 +833,11 @@ impl<'a> ExprConverter<'a> {
                 .collect(),
             _ => args,
         };
+        // A call of constants is computed now (before DataFusion's rewrite,
+        // which turns concat('', '') into a concat() it then refuses).
+        if let Some(value) = folded_call(udf, &args, &coerced) {
+            return Ok(Expr::Literal(value, None));
+        }
         // Some functions only run rewritten into other expressions
         // (`coalesce` into CASE, `arrow_cast` into CAST): DataFusion's
         // optimizer asks each function for its rewrite, and so does this.
@@ -848,9 +853,6 @@ impl<'a> ExprConverter<'a> {
                         location,
                     ))
                 })?;
-                if let Some(value) = folded_call(udf, &args, &coerced) {
-                    return Ok(Expr::Literal(value, None));
-                }
                 Ok(Expr::ScalarFunction(
                     datafusion_expr::expr::ScalarFunction::new_udf(Arc::clone(udf), args),
                 ))
