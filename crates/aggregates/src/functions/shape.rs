@@ -26,6 +26,20 @@ pub struct HigherMoments {
 }
 
 impl HigherMoments {
+    /// One value `x`: no spread, or NaN for it when `x` is not finite, so
+    /// that any NaN or infinite input makes the statistics NaN.
+    #[inline]
+    fn of(x: f64) -> HigherMoments {
+        let spread = if x.is_finite() { 0.0 } else { f64::NAN };
+        HigherMoments {
+            n: 1,
+            mean: DoubleDouble::from_f64(x),
+            m2: spread,
+            m3: spread,
+            m4: spread,
+        }
+    }
+
     fn merge(a: &HigherMoments, b: &HigherMoments) -> HigherMoments {
         if a.n == 0 {
             return *b;
@@ -90,19 +104,9 @@ impl Aggregate for Shape {
     type Output = Option<f64>;
     #[inline]
     fn lift<C: Columns>(&self, columns: &C, row: usize) -> HigherMoments {
-        match columns.f64(0, row) {
-            Some(x) => {
-                let m = if x.is_finite() { 0.0 } else { f64::NAN };
-                HigherMoments {
-                    n: 1,
-                    mean: DoubleDouble::from_f64(x),
-                    m2: m,
-                    m3: m,
-                    m4: m,
-                }
-            }
-            None => HigherMoments::default(),
-        }
+        columns
+            .f64(0, row)
+            .map_or_else(HigherMoments::default, HigherMoments::of)
     }
     fn lower(&self, m: &HigherMoments) -> Result<Option<f64>, AggregateError> {
         let n = m.n as f64;
@@ -138,21 +142,13 @@ impl Aggregate for Shape {
 mod tests {
     use super::*;
 
-    fn one(x: f64) -> HigherMoments {
-        HigherMoments {
-            n: 1,
-            mean: DoubleDouble::from_f64(x),
-            ..HigherMoments::default()
-        }
-    }
-
     /// Shape statistics do not move with the data's offset: around 1e9,
     /// merged in any grouping, they are those of 1, 2, 4, 8 (DuckDB's
     /// figures for them).
     #[test]
     fn shape_survives_a_large_offset_and_any_grouping() {
         for offset in [0.0, 1e9] {
-            let [a, b, c, d] = [1.0, 2.0, 4.0, 8.0].map(|x| one(x + offset));
+            let [a, b, c, d] = [1.0, 2.0, 4.0, 8.0].map(|x| HigherMoments::of(x + offset));
             let merge = HigherMoments::merge;
             for m in [
                 merge(&merge(&a, &b), &merge(&c, &d)),
@@ -170,7 +166,7 @@ mod tests {
             }
         }
         // Too few values, or none that vary: NULL.
-        let twice = HigherMoments::merge(&one(3.0), &one(3.0));
+        let twice = HigherMoments::merge(&HigherMoments::of(3.0), &HigherMoments::of(3.0));
         assert_eq!(Shape(ShapeKind::KurtosisPop).lower(&twice).unwrap(), None);
         assert_eq!(Shape(ShapeKind::Skewness).lower(&twice).unwrap(), None);
     }

@@ -65,6 +65,17 @@ pub(super) fn merged_mean(a: DoubleDouble, b: DoubleDouble, b_share: f64) -> (f6
 }
 
 impl Moments {
+    /// One value `x`: no spread, or NaN for one when `x` is not finite, so
+    /// that any NaN or infinite input makes the statistics NaN.
+    #[inline]
+    fn of(x: f64) -> Moments {
+        Moments {
+            n: 1,
+            mean: DoubleDouble::from_f64(x),
+            m2: if x.is_finite() { 0.0 } else { f64::NAN },
+        }
+    }
+
     fn merge(a: &Moments, b: &Moments) -> Moments {
         if a.n == 0 {
             return *b;
@@ -118,14 +129,9 @@ impl Aggregate for Variance {
     type Output = Option<f64>;
     #[inline]
     fn lift<C: Columns>(&self, columns: &C, row: usize) -> Moments {
-        match columns.f64(0, row) {
-            Some(x) => Moments {
-                n: 1,
-                mean: DoubleDouble::from_f64(x),
-                m2: if x.is_finite() { 0.0 } else { f64::NAN },
-            },
-            None => Moments::default(),
-        }
+        columns
+            .f64(0, row)
+            .map_or_else(Moments::default, Moments::of)
     }
     fn lower(&self, m: &Moments) -> Result<Option<f64>, AggregateError> {
         let n = m.n as f64;
@@ -370,11 +376,7 @@ mod tests {
                 let k = k();
                 (k, k)
             },
-            |x, _| Moments {
-                n: 1,
-                mean: DoubleDouble::from_f64(x),
-                m2: 0.0,
-            },
+            |x, _| Moments::of(x),
         );
         assert!(worst < 1e-13, "worst relative error {worst:e}");
     }
