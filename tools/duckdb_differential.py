@@ -162,6 +162,7 @@ class Expressions:
             lambda: f"({a()} % {r.choice([3, 7, -4])})", lambda: f"sqrt(abs({a()}))", lambda: f"ln(abs({a()}) + 1)",
             lambda: f"exp(least({a()}, 5))", lambda: f"power({a()}, {r.choice([2, 3, 0.5])})", lambda: f"sign({a()})",
             lambda: f"trunc({a()})", lambda: f"round({a()}, {r.choice([0, 1, 2, -1])})",
+            lambda: f"trunc({a()}, {r.choice([0, 1, 2, -1])})",
             lambda: f"mod({a()}, {r.choice([3, -5])})", lambda: f"strpos({self.str(d - 1)}, {self.str(d - 1)})",
             lambda: f"ascii({self.str(d - 1)})", lambda: f"cbrt({a()})", lambda: f"ceiling({a()})",
             lambda: f"EXTRACT({r.choice(['year', 'month', 'day', 'hour', 'minute', 'second', 'dow', 'doy', 'epoch'])} FROM {self.ts(d - 1)})",

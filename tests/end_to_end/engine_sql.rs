@@ -2980,6 +2980,62 @@ fn decimal_columns_aggregate_exactly() {
 }
 
 #[test]
+fn ceil_floor_and_trunc_of_a_decimal_keep_the_digits_they_have() {
+    // As in PostgreSQL and DuckDB: a DECIMAL(3, 2) rounds to a DECIMAL(3, 0)
+    // (or DECIMAL(3, n) for trunc(x, n)), and 9.99 rounds up to 10 although
+    // 10.00 does not fit its type.
+    let engine = Engine::new();
+    engine
+        .execute("CREATE STREAM p (price DECIMAL(3, 2))")
+        .unwrap();
+    let q = engine
+        .query(
+            "SELECT ceil(price) AS up, ceiling(price) AS also_up, floor(price) AS down, \
+                    trunc(price) AS whole, trunc(price, 1) AS tenths, trunc(price, -1) AS tens, \
+                    ceil(4.62) AS constant \
+             FROM p",
+        )
+        .unwrap();
+    engine
+        .execute("INSERT INTO p VALUES (4.62), (-4.62), (9.99), (-9.99), (NULL)")
+        .unwrap();
+    let out = q.recv().unwrap();
+    for (name, scale) in [
+        ("up", 0),
+        ("down", 0),
+        ("whole", 0),
+        ("tenths", 1),
+        ("tens", 0),
+        ("constant", 0),
+    ] {
+        let field = out.schema().field_with_name(name).unwrap().clone();
+        assert_eq!(field.data_type(), &DataType::Decimal128(3, scale), "{name}");
+    }
+    assert_eq!(
+        decimals(&out, "up"),
+        [Some(5), Some(-4), Some(10), Some(-9), None]
+    );
+    assert_eq!(decimals(&out, "also_up"), decimals(&out, "up"));
+    assert_eq!(
+        decimals(&out, "down"),
+        [Some(4), Some(-5), Some(9), Some(-10), None]
+    );
+    assert_eq!(
+        decimals(&out, "whole"),
+        [Some(4), Some(-4), Some(9), Some(-9), None]
+    );
+    assert_eq!(
+        decimals(&out, "tenths"),
+        [Some(46), Some(-46), Some(99), Some(-99), None]
+    );
+    assert_eq!(
+        decimals(&out, "tens"),
+        [Some(0), Some(0), Some(0), Some(0), None]
+    );
+    assert_eq!(decimals(&out, "constant"), [Some(5); 5]);
+}
+
+#[test]
 fn decimals_reach_every_function_and_insert_rounds_to_scale() {
     let engine = Engine::new();
     engine
@@ -3360,6 +3416,14 @@ fn having_keeps_the_rows_whose_group_meets_the_condition() {
     // HAVING without GROUP BY: the stream is one group.
     let all = run("SELECT ts FROM s HAVING sum(v) > 12");
     assert_eq!(ints(&all, "ts"), [Some(4_000), Some(15_000), Some(16_000)]);
+    // EXPLAIN names the clauses the condition was written as.
+    let (engine, _s) = engine_with_s();
+    let explained = |sql: &str| engine.explain(sql).unwrap();
+    assert!(explained("SELECT ts FROM s HAVING sum(v) > 12").contains("\n  Having: __agg0 > 12"));
+    assert!(
+        explained("SELECT ts FROM s HAVING count(*) > 1 QUALIFY sum(v) > 12")
+            .contains("\n  Having and Qualify: __agg0 > 1 AND __agg1 > 12")
+    );
 }
 
 #[test]

@@ -207,7 +207,7 @@ pub struct CompiledQuery {
     groups: Vec<CompiledGroup>,
     intermediate_schema: SchemaRef,
     /// `QUALIFY`, over the intermediate row.
-    qualify: Option<CompiledExpr>,
+    result_filter: Option<CompiledExpr>,
     outputs: Vec<CompiledExpr>,
     output_schema: SchemaRef,
 }
@@ -372,10 +372,10 @@ impl CompiledQuery {
             .iter()
             .map(|(_, e)| CompiledExpr::new(e, &intermediate))
             .collect::<Result<Vec<_>, _>>()?;
-        let qualify = plan
-            .qualify
+        let result_filter = plan
+            .result_filter
             .as_ref()
-            .map(|q| CompiledExpr::new(q, &intermediate))
+            .map(|f| CompiledExpr::new(&f.condition, &intermediate))
             .transpose()?;
         Ok(CompiledQuery {
             input: subquery,
@@ -384,7 +384,7 @@ impl CompiledQuery {
             aggregates,
             groups,
             intermediate_schema: Arc::clone(&plan.intermediate_schema),
-            qualify,
+            result_filter,
             outputs,
             output_schema: Arc::clone(&plan.output_schema),
         })
@@ -772,12 +772,12 @@ impl CompiledQuery {
             &options,
         )
         .map_err(|e| format!("assembling results: {e}"))?;
-        // QUALIFY drops rows after their windows took them in.
-        let (intermediate, clocks) = match &self.qualify {
+        // HAVING and QUALIFY drop rows after their windows took them in.
+        let (intermediate, clocks) = match &self.result_filter {
             Some(q) => {
                 let mask = row_mask(q, &intermediate, &mut outcome.failures)?;
                 let kept = arrow_select::filter::filter_record_batch(&intermediate, &mask)
-                    .map_err(|e| format!("qualifying: {e}"))?;
+                    .map_err(|e| format!("filtering results: {e}"))?;
                 (kept, clocks.map(|c| rows_kept(&c, Some(&mask))))
             }
             None => (intermediate, clocks),

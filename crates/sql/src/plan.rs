@@ -210,6 +210,17 @@ pub struct AggregateCall {
     pub display: String,
 }
 
+/// The condition a result row must meet to be emitted, after its row entered
+/// the windows: a query's `HAVING` and `QUALIFY` together.
+#[derive(Clone, Debug)]
+pub struct ResultFilter {
+    /// The clauses it was written as, for `EXPLAIN`: `Having`, `Qualify`
+    /// or `Having and Qualify`.
+    pub clauses: &'static str,
+    /// A BOOLEAN over the intermediate schema; with both clauses, their AND.
+    pub condition: Expr,
+}
+
 /// A planned continuous query.
 #[derive(Clone, Debug)]
 pub struct QueryPlan {
@@ -238,9 +249,10 @@ pub struct QueryPlan {
     pub aggregates: Vec<AggregateCall>,
     /// Input columns followed by one column per aggregate.
     pub intermediate_schema: SchemaRef,
-    /// `QUALIFY`, a BOOLEAN over the intermediate schema (input columns
-    /// and aggregate results): rows for which it is not true emit nothing.
-    pub qualify: Option<Expr>,
+    /// `HAVING` and `QUALIFY`, one BOOLEAN over the intermediate schema
+    /// (input columns and aggregate results): rows for which it is not true
+    /// emit nothing.
+    pub result_filter: Option<ResultFilter>,
     /// The output columns: name and expression over the intermediate schema.
     pub outputs: Vec<(String, Expr)>,
     /// The result schema.
@@ -289,7 +301,7 @@ impl QueryPlan {
                     .iter()
                     .flat_map(|a| a.args.iter().chain(&a.filter)),
             )
-            .chain(&self.qualify)
+            .chain(self.result_filter.as_ref().map(|f| &f.condition))
             .chain(self.outputs.iter().map(|(_, e)| e));
         let names = expressions
             .flat_map(|e| e.column_refs().into_iter().map(|c| c.name.as_str()))
@@ -365,8 +377,8 @@ impl QueryPlan {
                 ));
             }
         }
-        if let Some(q) = &self.qualify {
-            out.push_str(&format!("  Qualify: {}\n", sql_text(q)));
+        if let Some(f) = &self.result_filter {
+            out.push_str(&format!("  {}: {}\n", f.clauses, sql_text(&f.condition)));
         }
         out.push_str(&format!("  Output: {}\n", schema_text(&self.output_schema)));
         if let Some(n) = self.limit {

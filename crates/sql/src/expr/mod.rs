@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use arrow_schema::DataType;
+use arrow_schema::{DataType, FieldRef};
 use datafusion_common::{Column, DFSchema, ScalarValue};
 use datafusion_expr::expr::{Between, BinaryExpr, Case, Cast, InList, Like};
 use datafusion_expr::simplify::{ExprSimplifyResult, SimplifyContext};
@@ -81,6 +81,24 @@ fn whole_decimal(t: &DataType) -> Option<DataType> {
         }
         _ => None,
     }
+}
+
+/// For `ceil(x)`, `floor(x)`, `trunc(x)` and `trunc(x, n)` with `x` a
+/// DECIMAL(p, s) of a fraction (`s > 0`) and `n` a constant below `s`: `p`,
+/// `s` and the scale the result keeps (`n`, or 0 for a negative `n` or
+/// none). `None` for any other call.
+fn decimal_rounded_to(function: &str, args: &[Expr], fields: &[FieldRef]) -> Option<(u8, i8, i8)> {
+    let DataType::Decimal128(precision, scale @ 1..) = *fields.first()?.data_type() else {
+        return None;
+    };
+    let kept = match (function, args) {
+        ("ceil" | "floor" | "trunc", [_]) => 0,
+        ("trunc", [_, Expr::Literal(ScalarValue::Int64(Some(n)), _)]) if *n < i64::from(scale) => {
+            i8::try_from(*n).unwrap_or(0).max(0)
+        }
+        _ => return None,
+    };
+    Some((precision, scale, kept))
 }
 
 /// `x` (a DOUBLE) rounded to the nearest whole number, halves to the even
@@ -833,9 +851,49 @@ impl<'a> ExprConverter<'a> {
                 .collect(),
             _ => args,
         };
+        // DataFusion's ceil, floor and trunc of a DECIMAL keep its scale
+        // (`ceil(4.62)` would be 5.00, `trunc(4.62, 1)` 4.60), and its ceil
+        // and floor overflow at the top of the precision (`ceil` of the
+        // DECIMAL(3, 2) 9.99). As in PostgreSQL and DuckDB, the result keeps
+        // the digits it has: a DECIMAL(p, 0), or DECIMAL(p, n) for
+        // `trunc(x, n)`. Ceil and floor are computed one digit wider; the
+        // rescaling is exact.
+        if let Some((precision, scale, kept)) = decimal_rounded_to(udf.name(), &args, &coerced) {
+            let (args, coerced) = match udf.name() {
+                "trunc" => (args, coerced),
+                _ => {
+                    let precision = (precision + 1).min(arrow_schema::DECIMAL128_MAX_PRECISION);
+                    let wider = DataType::Decimal128(precision, scale);
+                    let widened = args
+                        .into_iter()
+                        .map(|a| self.cast_to(a, &wider))
+                        .collect::<Result<_, _>>()?;
+                    (
+                        widened,
+                        vec![Arc::new(arrow_schema::Field::new("arg", wider, true))],
+                    )
+                }
+            };
+            let rounded = self.built_call(name, udf, args, &coerced, location)?;
+            return self.cast_to(rounded, &DataType::Decimal128(precision, kept));
+        }
+        self.built_call(name, udf, args, &coerced, location)
+    }
+
+    /// `udf(args)` for arguments already coerced to `coerced`: computed now
+    /// if they are constants, else rewritten as DataFusion would, else the
+    /// call.
+    fn built_call(
+        &self,
+        name: &str,
+        udf: &Arc<datafusion_expr::ScalarUDF>,
+        args: Vec<Expr>,
+        coerced: &[FieldRef],
+        location: Option<Location>,
+    ) -> Result<Expr, SqlError> {
         // A call of constants is computed now (before DataFusion's rewrite,
         // which turns concat('', '') into a concat() it then refuses).
-        if let Some(value) = folded_call(udf, &args, &coerced) {
+        if let Some(value) = folded_call(udf, &args, coerced) {
             return Ok(Expr::Literal(value, None));
         }
         // Some functions only run rewritten into other expressions
@@ -847,7 +905,7 @@ impl<'a> ExprConverter<'a> {
         match udf.simplify(args, &context) {
             Ok(ExprSimplifyResult::Simplified(rewritten)) => Ok(rewritten),
             Ok(ExprSimplifyResult::Original(args)) => {
-                refused_constant(udf, &args, &coerced).map_or(Ok(()), |why| {
+                refused_constant(udf, &args, coerced).map_or(Ok(()), |why| {
                     Err(SqlError::at(
                         SqlErrorKind::Plan(format!("{name}: {why}")),
                         location,

@@ -16,7 +16,7 @@ use super::source::Source;
 use crate::error::{Location, SqlError, SqlErrorKind};
 use crate::expr::{ExprConverter, Place, df_schema, location_of, span_location};
 use crate::parser::written_text;
-use crate::plan::{AggregateCall, Catalog, QueryPlan, aggregate_column};
+use crate::plan::{AggregateCall, Catalog, QueryPlan, ResultFilter, aggregate_column};
 
 /// The select item that `name` is the alias of, unless a column of the
 /// stream has that name (a column wins, as in PostgreSQL).
@@ -253,10 +253,17 @@ pub(super) fn plan_query_in<'q>(
     // as they stand after it, and HAVING keeps the rows where they meet the
     // condition, as a streaming engine (Flink, ksqlDB) filters a group's
     // updates. Both given, a row must pass both.
-    let conditions = [&select.having, &select.qualify]
+    let written = [("Having", &select.having), ("Qualify", &select.qualify)]
+        .map(|(clause, condition)| condition.as_ref().map(|c| (clause, c)));
+    let clauses = match written {
+        [Some(_), Some(_)] => "Having and Qualify",
+        [Some((clause, _)), None] | [None, Some((clause, _))] => clause,
+        [None, None] => "",
+    };
+    let conditions = written
         .into_iter()
         .flatten()
-        .map(|q| {
+        .map(|(_, q)| {
             let q = with_aliases_expanded(q, &select.projection, &input_schema);
             let e = planner.convert_item(&q)?;
             converter
@@ -264,7 +271,10 @@ pub(super) fn plan_query_in<'q>(
                 .map_err(|err| err.or_at(location_of(&q)))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let qualify = conditions.into_iter().reduce(Expr::and);
+    let result_filter = conditions
+        .into_iter()
+        .reduce(Expr::and)
+        .map(|condition| ResultFilter { clauses, condition });
     let AggregatePlanner {
         windows,
         aggregates,
@@ -299,7 +309,7 @@ pub(super) fn plan_query_in<'q>(
         windows,
         aggregates,
         intermediate_schema,
-        qualify,
+        result_filter,
         outputs,
         output_schema,
         limit,
