@@ -2664,6 +2664,17 @@ fn an_expression_that_fails_whatever_the_rows_is_refused() {
             "9223372036854775807 + 1 cannot be computed: the result is out of range for BIGINT \
              at line 1, column 8",
         ),
+        // (sqlparser places a negation at its operand.)
+        (
+            "SELECT -(-9223372036854775807 - 1) - 1 FROM s",
+            "-(-9223372036854775807 - 1) cannot be computed: the result is out of range for \
+             BIGINT at line 1, column 11",
+        ),
+        (
+            "SELECT - -9223372036854775808 FROM s",
+            "-(-9223372036854775808) cannot be computed: the result is out of range for \
+             BIGINT at line 1, column 11",
+        ),
         // Constant operands are computed first, so the failure is found
         // wherever it sits.
         (

@@ -394,7 +394,30 @@ impl<'a> ExprConverter<'a> {
                                 location_of(expr.as_ref()),
                             ));
                         }
-                        Expr::Negative(boxed(inner))
+                        // A constant is negated now: `-(-9223372036854775807 - 1)`
+                        // is out of range at plan time, not on every row.
+                        match inner {
+                            Expr::Literal(value, _) if t.is_numeric() => {
+                                let negated = value.arithmetic_negate().map_err(|_| {
+                                    SqlError::at(
+                                        SqlErrorKind::Plan(format!(
+                                            "-{} cannot be computed: the result is out of \
+                                             range for {}",
+                                            match expr.to_string() {
+                                                negative if negative.starts_with('-') => {
+                                                    format!("({negative})")
+                                                }
+                                                text => text,
+                                            },
+                                            sql_type_name(&t)
+                                        )),
+                                        location_of(expr.as_ref()),
+                                    )
+                                })?;
+                                Expr::Literal(negated, None)
+                            }
+                            inner => Expr::Negative(boxed(inner)),
+                        }
                     }
                     UnaryOperator::Plus => inner,
                     other => return Err(SqlError::unsupported(format!("the operator {other}"))),

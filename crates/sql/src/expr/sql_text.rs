@@ -22,7 +22,11 @@ pub fn sql_text(e: &Expr) -> String {
         Expr::BinaryExpr(b) => binary_text(b),
         // NOT binds less tightly than comparisons, more than AND.
         Expr::Not(x) => format!("NOT {}", operand(x, Operator::And.precedence() + 1)),
-        Expr::Negative(x) => format!("-{}", operand(x, u8::MAX)),
+        Expr::Negative(x) => match operand(x, u8::MAX) {
+            // `--` would start a comment.
+            negative if negative.starts_with('-') => format!("-({negative})"),
+            text => format!("-{text}"),
+        },
         Expr::IsNull(x) => format!("{} IS NULL", operand(x, u8::MAX)),
         Expr::IsNotNull(x) => format!("{} IS NOT NULL", operand(x, u8::MAX)),
         Expr::IsTrue(x) => format!("{} IS TRUE", operand(x, u8::MAX)),
@@ -222,6 +226,10 @@ mod tests {
             (col("a").is_null().eq(lit(true)), "(a IS NULL) = TRUE"),
             (col("k").is_null().or(lit(true)), "k IS NULL OR TRUE"),
             (lit(ScalarValue::Utf8(None)), "NULL"),
+            // `--` would start a comment.
+            (Expr::Negative(Box::new(lit(-2i64))), "-(-2)"),
+            (Expr::Negative(Box::new(-col("a"))), "-(-a)"),
+            (col("a") - lit(-2i64), "a - -2"),
             (
                 col("ts").gt(lit(ScalarValue::TimestampMillisecond(
                     Some(1_704_067_200_500),
