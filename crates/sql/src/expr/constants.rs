@@ -247,6 +247,44 @@ pub(super) fn constant_arithmetic(
     }
 }
 
+/// `x op c` for an integer `x` of type `x_type` and a DECIMAL constant `c`,
+/// as the same comparison with an integer constant of `x`'s type: `i > 2.5`
+/// is `i >= 3`, `i <= 2.5` is `i <= 2`, `i = 2.0` is `i = 2`. The coerced
+/// comparison would cast `x` to a DECIMAL on every row. `None` when the
+/// integer falls outside `x`'s type, and for `=` and `<>` with a fraction
+/// (always false or true, but NULL for a NULL `x`).
+pub(super) fn integer_against_decimal(
+    x: &Expr,
+    x_type: &arrow_schema::DataType,
+    op: Operator,
+    c: &Expr,
+) -> Option<Expr> {
+    let Expr::Literal(ScalarValue::Decimal128(Some(unscaled), _, scale), _) = c else {
+        return None;
+    };
+    if !x_type.is_integer() || *scale < 0 {
+        return None;
+    }
+    let one = 10i128.checked_pow(u32::try_from(*scale).ok()?)?;
+    let (floor, fraction) = (unscaled.div_euclid(one), unscaled.rem_euclid(one));
+    let (op, whole) = match (op, fraction) {
+        (Operator::Eq | Operator::NotEq, 0) => (op, floor),
+        (Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq, 0) => (op, floor),
+        (Operator::Lt | Operator::LtEq, _) => (Operator::LtEq, floor),
+        (Operator::Gt | Operator::GtEq, _) => (Operator::GtEq, floor + 1),
+        _ => return None,
+    };
+    let whole = ScalarValue::Int64(Some(i64::try_from(whole).ok()?))
+        .cast_to(x_type)
+        .ok()
+        .filter(|w| !w.is_null())?;
+    Some(Expr::BinaryExpr(datafusion_expr::BinaryExpr::new(
+        Box::new(x.clone()),
+        op,
+        Box::new(Expr::Literal(whole, None)),
+    )))
+}
+
 /// A constant regular expression that does not compile is the query's
 /// error; otherwise each row would fail on it (and be NULL).
 pub(super) fn check_regex(pattern: &Expr) -> Result<(), SqlError> {

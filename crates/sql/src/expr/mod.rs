@@ -24,7 +24,10 @@ mod float_comparison;
 mod functions;
 mod sql_text;
 
-use constants::{cast_constant, check_regex, constant_arithmetic, folded_call, refused_constant};
+use constants::{
+    cast_constant, check_regex, constant_arithmetic, folded_call, integer_against_decimal,
+    refused_constant,
+};
 pub use constants::{literal, negative_literal};
 use float_comparison::{canonical, compares, float_nullif};
 pub use functions::{
@@ -1167,6 +1170,11 @@ impl<'a> ExprConverter<'a> {
         written: [&ast::Expr; 2],
     ) -> Result<Expr, SqlError> {
         let (lt, rt) = (self.type_of(&l)?, self.type_of(&r)?);
+        let integer_comparison = integer_against_decimal(&l, &lt, op, &r)
+            .or_else(|| integer_against_decimal(&r, &rt, op.swap()?, &l));
+        if let Some(comparison) = integer_comparison {
+            return Ok(comparison);
+        }
         let coerced = match float_with_decimal(&lt, &rt).or_else(|| decimal_division(&lt, op, &rt))
         {
             Some(double) => Ok((double.clone(), double)),
