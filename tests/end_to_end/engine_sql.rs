@@ -2822,42 +2822,6 @@ fn numbers_written_with_a_point_are_exact_decimals() {
     // query is planned, not on every row.
     let plan = engine.explain("SELECT ts FROM s WHERE v > 0.5").unwrap();
     assert!(plan.contains("Filter: v > 0.5\n"), "{plan}");
-    // An integer meets a decimal constant as an integer constant, which
-    // says the same (`ts > 2.5` is `ts >= 3`), rather than as a DECIMAL cast
-    // on every row.
-    let plan = engine
-        .explain("SELECT ts FROM s WHERE ts > 2.5 AND -0.5 < ts")
-        .unwrap();
-    assert!(plan.contains("Filter: ts >= 3 AND ts >= 0\n"), "{plan}");
-    let q = engine
-        .query(
-            "SELECT ts > 2.5 AS gt, ts >= 2.5 AS ge, ts < 2.5 AS lt, ts <= 2.5 AS le, \
-                    ts = 2.0 AS eq, ts = 2.5 AS never, ts <> 2.5 AS always, 1.5 < ts AS flipped, \
-                    ts > -1.5 AS negative, CAST(ts AS INT) < 99999999999.5 AS past_int \
-             FROM s",
-        )
-        .unwrap();
-    s.push(batch(&[
-        (1, Some("a"), Some(1.0)),
-        (2, Some("a"), Some(2.0)),
-        (3, Some("a"), Some(3.0)),
-    ]))
-    .unwrap();
-    let out = q.recv().unwrap();
-    for (name, expected) in [
-        ("gt", [0, 0, 1]),
-        ("ge", [0, 0, 1]),
-        ("lt", [1, 1, 0]),
-        ("le", [1, 1, 0]),
-        ("eq", [0, 1, 0]),
-        ("never", [0, 0, 0]),
-        ("always", [1, 1, 1]),
-        ("flipped", [0, 1, 1]),
-        ("negative", [1, 1, 1]),
-        ("past_int", [1, 1, 1]),
-    ] {
-        assert_eq!(ints(&out, name), expected.map(Some), "{name}");
-    }
     // A call of constants is computed once, at plan time: DataFusion's ceil
     // of a constant DECIMAL panics when an IN list is compiled over no rows.
     let plan = engine
@@ -2894,6 +2858,38 @@ fn numbers_written_with_a_point_are_exact_decimals() {
     assert_eq!(ints(&out, "equal"), [Some(1), Some(0)]);
     assert_eq!(ints(&out, "listed"), [Some(0), Some(1)]);
     assert_eq!(ints(&out, "between"), [Some(1), Some(0)]);
+}
+
+#[test]
+fn an_integer_meets_a_decimal_constant_as_an_integer() {
+    // `ts > 2500.5` is `ts >= 2501`, which says the same for every integer,
+    // rather than a DECIMAL cast of `ts` on every row.
+    let (engine, _s) = engine_with_s();
+    let plan = engine
+        .explain("SELECT ts FROM s WHERE ts > 2.5 AND -0.5 < ts")
+        .unwrap();
+    assert!(plan.contains("Filter: ts >= 3 AND ts >= 0\n"), "{plan}");
+    // ts: 1000, 2000, 3000, 4000, 15000, 16000.
+    let out = run(
+        "SELECT ts > 2500.5 AS gt, ts >= 2500.5 AS ge, ts < 3000.5 AS lt, ts <= 3000.5 AS le, \
+                ts = 3000.0 AS eq, ts = 3000.5 AS never, ts <> 3000.5 AS always, \
+                15000.5 < ts AS flipped, ts > -1.5 AS negative, \
+                CAST(ts AS INT) < 99999999999.5 AS past_int FROM s",
+    );
+    for (name, expected) in [
+        ("gt", [0, 0, 1, 1, 1, 1]),
+        ("ge", [0, 0, 1, 1, 1, 1]),
+        ("lt", [1, 1, 1, 0, 0, 0]),
+        ("le", [1, 1, 1, 0, 0, 0]),
+        ("eq", [0, 0, 1, 0, 0, 0]),
+        ("never", [0; 6]),
+        ("always", [1; 6]),
+        ("flipped", [0, 0, 0, 0, 0, 1]),
+        ("negative", [1; 6]),
+        ("past_int", [1; 6]),
+    ] {
+        assert_eq!(ints(&out, name), expected.map(Some), "{name}");
+    }
 }
 
 /// The unscaled values of decimal column `name`.
