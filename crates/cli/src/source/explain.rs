@@ -13,6 +13,7 @@ use arrow_schema::{DataType, Field, Schema};
 
 use super::TextOptions;
 use super::decoder::{FileColumns, TextDecoder};
+use super::read_types::quoted_cell;
 
 /// Why the CSV `line` does not decode with `schema`, the columns of `whose`
 /// ("the stream", or "the header" that named them); `None` when it is not a
@@ -81,9 +82,10 @@ pub(super) fn explain(
                 _ => "",
             };
             format!(
-                "column '{}' ({}): cannot read '{text}'{hint}",
+                "column '{}' ({}): cannot read {}{hint}",
                 field.name(),
-                sliq_sql::sql_type_name(field.data_type())
+                sliq_sql::sql_type_name(field.data_type()),
+                quoted_cell(text)
             )
         })
     })
@@ -136,6 +138,12 @@ mod tests {
         assert_eq!(
             explain(&schema(), "the stream", &csv(b';'), b"x;\"a;b\";2\n").as_deref(),
             Some("column 'seq' (BIGINT): cannot read 'x'")
+        );
+        // A quote left open runs to the line's end: its newline is shown
+        // escaped, so the message stays on one line.
+        assert_eq!(
+            explain(&schema(), "the stream", &csv(b','), b"1,a,\"oops\n").as_deref(),
+            Some("column 'v' (DOUBLE): cannot read 'oops\\n'")
         );
     }
 

@@ -166,11 +166,25 @@ fn parse_floats<T: FloatCell>(column: &ArrayRef) -> Result<ArrayRef, String> {
         .collect();
     match bad {
         Some(text) if T::parse(text).is_some() => {
-            Err(format!("cannot read '{text}' (out of range)"))
+            Err(format!("cannot read {} (out of range)", quoted_cell(text)))
         }
-        Some(text) => Err(format!("cannot read '{text}'")),
+        Some(text) => Err(format!("cannot read {}", quoted_cell(text))),
         None => Ok(Arc::new(values)),
     }
+}
+
+/// A cell's text for a message, in single quotes, its control characters
+/// escaped: a quote left open runs to the line's end, and its newline would
+/// break the message.
+pub(super) fn quoted_cell(text: &str) -> String {
+    let shown: String = text
+        .chars()
+        .map(|c| match c.is_control() {
+            true => c.escape_default().to_string(),
+            false => c.to_string(),
+        })
+        .collect();
+    format!("'{shown}'")
 }
 
 #[cfg(test)]
