@@ -7,7 +7,7 @@ s VARCHAR)`:
 - `windows`: one to three aggregates (counts, sums, extremes, moments, regressions, first and
   last values, arg_max, skewness and kurtosis, products, bitwise folds, decimals, FILTER, IGNORE NULLS) over random ROWS and RANGE frames,
   some ending before the current row, partitioned by a key, an expression or nothing, plus
-  lag and row_number, under an optional WHERE;
+  lag and row_number, under an optional WHERE and an optional QUALIFY or HAVING;
 - `expressions`: a random scalar expression (arithmetic, CASE, comparisons, IN, BETWEEN, LIKE,
   string, math and time functions) per row.
 
@@ -138,8 +138,17 @@ def window_query(rng):
         items_s.append(f"{w} OVER ({part}ORDER BY ts) AS w")
         items_d.append(f"{w} OVER ({part}ORDER BY ts) AS w")
     where = f" WHERE {rng.choice(BOOL)}" if rng.random() < 0.2 else ""
-    return (f"SELECT seq, {', '.join(items_s)} FROM s{where}",
-            f"SELECT seq, {', '.join(items_d)} FROM t{where} ORDER BY seq")
+    # A filter on the results: the rows it drops still entered the windows. sliq reads HAVING as
+    # QUALIFY (each row's aggregates as they stand after it); DuckDB has QUALIFY.
+    kept_s = kept_d = ""
+    if rng.random() < 0.2:
+        # (Not on results where DuckDB's NaN stands for sliq's NULL.)
+        by_seq = ["seq % 2 = 0", "seq % 3 <> 1"]
+        by_r0 = [] if items_s[0].startswith(("regr_", "corr")) else ["r0 IS NOT NULL", "seq % 3 <> 1 AND r0 IS NULL"]
+        condition = rng.choice(by_seq + by_r0)
+        kept_s, kept_d = f" {rng.choice(['QUALIFY', 'HAVING'])} {condition}", f" QUALIFY {condition}"
+    return (f"SELECT seq, {', '.join(items_s)} FROM s{where}{kept_s}",
+            f"SELECT seq, {', '.join(items_d)} FROM t{where}{kept_d} ORDER BY seq")
 
 
 class Expressions:
