@@ -206,7 +206,7 @@ pub struct CompiledQuery {
     aggregates: Vec<CompiledAggregate>,
     groups: Vec<CompiledGroup>,
     intermediate_schema: SchemaRef,
-    /// `QUALIFY`, over the intermediate row.
+    /// `HAVING` and `QUALIFY`, over the intermediate row.
     result_filter: Option<CompiledExpr>,
     outputs: Vec<CompiledExpr>,
     output_schema: SchemaRef,

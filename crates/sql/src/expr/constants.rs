@@ -268,8 +268,8 @@ pub(super) fn integer_against_decimal(
     let one = 10i128.checked_pow(u32::try_from(*scale).ok()?)?;
     let (floor, fraction) = (unscaled.div_euclid(one), unscaled.rem_euclid(one));
     let (op, whole) = match (op, fraction) {
-        (Operator::Eq | Operator::NotEq, 0) => (op, floor),
-        (Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq, 0) => (op, floor),
+        (Operator::Eq | Operator::NotEq | Operator::Lt | Operator::LtEq, 0) => (op, floor),
+        (Operator::Gt | Operator::GtEq, 0) => (op, floor),
         (Operator::Lt | Operator::LtEq, _) => (Operator::LtEq, floor),
         (Operator::Gt | Operator::GtEq, _) => (Operator::GtEq, floor + 1),
         _ => return None,

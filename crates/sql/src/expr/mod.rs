@@ -104,6 +104,15 @@ fn decimal_rounded_to(function: &str, args: &[Expr], fields: &[FieldRef]) -> Opt
     Some((precision, scale, kept))
 }
 
+/// `-operand` as SQL, for the text of an operand: `-(-2)`, since `--2`
+/// would start a comment.
+fn negation_text(operand: &str) -> String {
+    match operand.starts_with('-') {
+        true => format!("-({operand})"),
+        false => format!("-{operand}"),
+    }
+}
+
 /// `x` (a DOUBLE) rounded to the nearest whole number, halves to the even
 /// one: DataFusion's `round` takes halves away from zero, so a half is
 /// `2 · round(x / 2)` (both steps exact in binary floating point).
@@ -404,14 +413,9 @@ impl<'a> ExprConverter<'a> {
                                 let negated = value.arithmetic_negate().map_err(|_| {
                                     SqlError::at(
                                         SqlErrorKind::Plan(format!(
-                                            "-{} cannot be computed: the result is out of \
-                                             range for {}",
-                                            match expr.to_string() {
-                                                negative if negative.starts_with('-') => {
-                                                    format!("({negative})")
-                                                }
-                                                text => text,
-                                            },
+                                            "{} cannot be computed: the result is out of range \
+                                             for {}",
+                                            negation_text(&expr.to_string()),
                                             sql_type_name(&t)
                                         )),
                                         location_of(expr.as_ref()),

@@ -22,11 +22,7 @@ pub fn sql_text(e: &Expr) -> String {
         Expr::BinaryExpr(b) => binary_text(b),
         // NOT binds less tightly than comparisons, more than AND.
         Expr::Not(x) => format!("NOT {}", operand(x, Operator::And.precedence() + 1)),
-        Expr::Negative(x) => match operand(x, u8::MAX) {
-            // `--` would start a comment.
-            negative if negative.starts_with('-') => format!("-({negative})"),
-            text => format!("-{text}"),
-        },
+        Expr::Negative(x) => super::negation_text(&operand(x, u8::MAX)),
         Expr::IsNull(x) => format!("{} IS NULL", operand(x, u8::MAX)),
         Expr::IsNotNull(x) => format!("{} IS NOT NULL", operand(x, u8::MAX)),
         Expr::IsTrue(x) => format!("{} IS TRUE", operand(x, u8::MAX)),
