@@ -1674,6 +1674,39 @@ fn a_stream_alias_qualifies_columns_and_hides_the_name() {
 }
 
 #[test]
+fn a_wildcard_excludes_and_replaces_columns_as_in_duckdb() {
+    let out = run("SELECT * EXCLUDE (ts, key) FROM s");
+    assert_eq!(names(&out), ["v"]);
+    let out = run("SELECT x.* EXCLUDE KEY, key AS k FROM s AS x");
+    assert_eq!(names(&out), ["ts", "v", "k"]);
+    // A replacement keeps the column's place and name, and may be an
+    // aggregate over a window.
+    let out = run(
+        "SELECT * REPLACE (v * 2 AS v, max(v) OVER (ROWS 1 PRECEDING) AS ts) FROM s GROUP BY key",
+    );
+    assert_eq!(names(&out), ["ts", "key", "v"]);
+    assert_eq!(floats(&out, "v"), some(&[10.0, 2.0, 6.0, 8.0, 4.0, 14.0]));
+    assert_eq!(floats(&out, "ts"), some(&[5.0, 1.0, 5.0, 4.0, 4.0, 7.0]));
+    let out = run("SELECT * EXCLUDE (key) REPLACE (-v AS v) FROM s");
+    assert_eq!(names(&out), ["ts", "v"]);
+    assert_eq!(floats(&out, "v")[0], Some(-5.0));
+    let (engine, _s) = engine_with_s();
+    let err = |sql: &str| engine.query(sql).unwrap_err().to_string();
+    assert!(
+        err("SELECT * EXCLUDE (ts, nope) FROM s")
+            .starts_with("unknown column 'nope' in stream 's'"),
+        "{}",
+        err("SELECT * EXCLUDE (ts, nope) FROM s")
+    );
+    assert!(
+        err("SELECT * EXCLUDE (v) REPLACE (1 AS V) FROM s")
+            .starts_with("the column V is named twice after * at line 1, column 36"),
+        "{}",
+        err("SELECT * EXCLUDE (v) REPLACE (1 AS V) FROM s")
+    );
+}
+
+#[test]
 fn streams_need_a_name_and_distinct_column_names() {
     let engine = Engine::new();
     let column = |name: &str| Field::new(name, DataType::Int64, true);

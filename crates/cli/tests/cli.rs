@@ -759,6 +759,18 @@ fn having_prints_only_the_rows_whose_group_meets_it() {
 }
 
 #[test]
+fn a_wildcard_excludes_and_replaces_columns_in_the_binary() {
+    let out = csv_script(
+        "wildcard.csv",
+        SMALL,
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}'); \
+         SELECT * EXCLUDE (k) REPLACE (ceil(v / 2) AS v) FROM s WHERE ts <= 3;",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "ts,v\n1,1.0\n2,3.0\n3,1.0\n");
+}
+
+#[test]
 fn the_newer_aggregates_run_in_the_binary() {
     let out = csv_script(
         "folds.csv",

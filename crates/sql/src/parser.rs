@@ -45,6 +45,16 @@ impl Dialect for SliqDialect {
     fn supports_window_function_null_treatment_arg(&self) -> bool {
         true
     }
+
+    /// `SELECT * EXCLUDE (a, b)`, as in DuckDB and Snowflake.
+    fn supports_select_wildcard_exclude(&self) -> bool {
+        true
+    }
+
+    /// `SELECT * REPLACE (v * 2 AS v)`, as in DuckDB and BigQuery.
+    fn supports_select_wildcard_replace(&self) -> bool {
+        true
+    }
 }
 
 /// How deep expressions may nest (`a OR b OR c` is three deep:

@@ -14,7 +14,7 @@ use super::aggregate::{AggregatePlanner, output_arrow_type};
 use super::object_name;
 use super::source::Source;
 use crate::error::{Location, SqlError, SqlErrorKind};
-use crate::expr::{ExprConverter, Place, df_schema, location_of, span_location};
+use crate::expr::{ExprConverter, Place, df_schema, ident_location, location_of, span_location};
 use crate::parser::written_text;
 use crate::plan::{AggregateCall, Catalog, QueryPlan, ResultFilter, aggregate_column};
 
@@ -571,6 +571,66 @@ fn result_schemas(
     Ok((intermediate_schema, Arc::new(Schema::new(out_fields))))
 }
 
+/// The columns `*` stands for, less those its `EXCLUDE` names, and with
+/// those its `REPLACE` names computed instead (`* REPLACE (v * 2 AS v)`), as
+/// in DuckDB. Each name must be a column of the input, named once.
+fn wildcard_items(
+    planner: &mut AggregatePlanner<'_>,
+    options: &ast::WildcardAdditionalOptions,
+    input_schema: &Schema,
+) -> Result<Vec<(String, Expr)>, SqlError> {
+    let written_columns: Vec<&ast::ObjectName> = match &options.opt_exclude {
+        None => Vec::new(),
+        Some(ast::ExcludeSelectItem::Single(name)) => vec![name],
+        Some(ast::ExcludeSelectItem::Multiple(names)) => names.iter().collect(),
+    };
+    // Each column named, with its replacement (`None`: excluded).
+    let mut named: Vec<(String, Option<Expr>)> = Vec::new();
+    let replacements = options.opt_replace.iter().flat_map(|r| &r.items);
+    let written = written_columns
+        .into_iter()
+        .map(|name| {
+            (
+                name.0
+                    .iter()
+                    .filter_map(|p| p.as_ident().cloned())
+                    .collect(),
+                None,
+            )
+        })
+        .chain(replacements.map(|r| (vec![r.column_name.clone()], Some(&r.expr))));
+    for (parts, replacement) in written {
+        let location = parts.last().and_then(|p: &ast::Ident| ident_location(p));
+        let column = match parts.as_slice() {
+            [one] => ast::Expr::Identifier(one.clone()),
+            _ => ast::Expr::CompoundIdentifier(parts),
+        };
+        let Expr::Column(resolved) = planner.convert_item(&column)? else {
+            return Err(SqlError::plan(format!("{column} is not a column")).or_at(location));
+        };
+        if named.iter().any(|(n, _)| *n == resolved.name) {
+            return Err(
+                SqlError::plan(format!("the column {column} is named twice after *"))
+                    .or_at(location),
+            );
+        }
+        let computed = replacement.map(|e| planner.convert_item(e)).transpose()?;
+        named.push((resolved.name, computed));
+    }
+    let mut items = Vec::new();
+    for f in input_schema.fields() {
+        match named.iter().find(|(n, _)| n == f.name()) {
+            Some((_, None)) => {}
+            Some((_, Some(replaced))) => items.push((f.name().clone(), replaced.clone())),
+            None => items.push((
+                f.name().clone(),
+                Expr::Column(Column::new_unqualified(f.name())),
+            )),
+        }
+    }
+    Ok(items)
+}
+
 /// The select items of `select` by name, aggregate calls replaced by
 /// intermediate columns; `*` and `x.*` stand for every input column, where
 /// `x` is `visible_name` (the alias, which hides the stream's name).
@@ -591,16 +651,11 @@ fn select_items(
                 ))
                 .or_at(location_of(item)));
             }
-            // SliqDialect parses no wildcard options (EXCLUDE, REPLACE, …).
-            SelectItem::Wildcard(_)
-            | SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(_), _) => {
-                for f in input_schema.fields() {
-                    items.push((
-                        f.name().clone(),
-                        Expr::Column(Column::new_unqualified(f.name())),
-                    ));
-                }
-            }
+            SelectItem::Wildcard(options)
+            | SelectItem::QualifiedWildcard(
+                SelectItemQualifiedWildcardKind::ObjectName(_),
+                options,
+            ) => items.extend(wildcard_items(planner, options, input_schema)?),
             SelectItem::UnnamedExpr(e) => {
                 let converted = planner.convert_item(e)?;
                 items.push((item_name(e), converted));
