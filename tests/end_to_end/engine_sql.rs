@@ -1674,6 +1674,35 @@ fn a_stream_alias_qualifies_columns_and_hides_the_name() {
 }
 
 #[test]
+fn group_by_all_groups_by_the_items_without_aggregates() {
+    // As in DuckDB: the keys are the select items that call no aggregate.
+    let all = run("SELECT key, max(v) OVER (ROWS 1 PRECEDING) AS m FROM s GROUP BY ALL");
+    let named = run("SELECT key, max(v) OVER (ROWS 1 PRECEDING) AS m FROM s GROUP BY key");
+    assert_eq!(floats(&all, "m"), floats(&named, "m"));
+    let out = run("SELECT upper(key) AS k, 2 * count(*) AS n FROM s GROUP BY ALL");
+    assert_eq!(ints(&out, "n"), [2, 2, 4, 6, 8, 4].map(Some));
+    // No item without an aggregate: the stream is one group.
+    let out = run("SELECT count(*) AS n FROM s GROUP BY ALL");
+    assert_eq!(ints(&out, "n"), [1, 2, 3, 4, 5, 6].map(Some));
+    let (engine, _s) = engine_with_s();
+    let plan = engine
+        .explain("SELECT key, ts % 2 AS odd, lag(v) AS before FROM s GROUP BY ALL")
+        .unwrap();
+    assert!(plan.contains("keys key, ts % 2,"), "{plan}");
+    let err = engine
+        .query("SELECT *, count(*) AS n FROM s GROUP BY ALL")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with(
+            "not supported in continuous queries: GROUP BY ALL with * (name the keys) at line 1, \
+             column 8"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_wildcard_excludes_and_replaces_columns_as_in_duckdb() {
     let out = run("SELECT * EXCLUDE (ts, key) FROM s");
     assert_eq!(names(&out), ["v"]);

@@ -771,6 +771,18 @@ fn a_wildcard_excludes_and_replaces_columns_in_the_binary() {
 }
 
 #[test]
+fn group_by_all_runs_in_the_binary() {
+    let out = csv_script(
+        "group_by_all.csv",
+        SMALL,
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}'); \
+         SELECT k, count(*) AS n FROM s GROUP BY ALL;",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "k,n\na,1\na,2\nb,1\na,3\na,4\na,5\n");
+}
+
+#[test]
 fn the_newer_aggregates_run_in_the_binary() {
     let out = csv_script(
         "folds.csv",

@@ -195,7 +195,7 @@ pub(super) fn is_clock_function(f: &ast::Function) -> bool {
 }
 
 /// Whether a call without `OVER` is a scalar function (not an aggregate).
-pub(super) fn is_scalar_call(f: &ast::Function) -> bool {
+pub fn is_scalar_call(f: &ast::Function) -> bool {
     let name = f.name.to_string().to_ascii_lowercase();
     !sliq_aggregates::registry::is_aggregate(&name) && is_scalar_function(&name)
 }

@@ -31,10 +31,10 @@ use constants::{
 pub use constants::{literal, negative_literal};
 use float_comparison::{canonical, compares, float_nullif};
 pub use functions::{
-    FunctionInfo, builtin_functions, is_scalar_function, like, over_scalar_function,
-    scalar_function, unknown_function,
+    FunctionInfo, builtin_functions, is_scalar_call, is_scalar_function, like,
+    over_scalar_function, scalar_function, unknown_function,
 };
-use functions::{is_clock_function, is_scalar_call, operator_function};
+use functions::{is_clock_function, operator_function};
 pub use sql_text::sql_text;
 
 /// The location of an AST node's start, when sqlparser knows it.

@@ -14,7 +14,9 @@ use super::aggregate::{AggregatePlanner, output_arrow_type};
 use super::object_name;
 use super::source::Source;
 use crate::error::{Location, SqlError, SqlErrorKind};
-use crate::expr::{ExprConverter, Place, df_schema, ident_location, location_of, span_location};
+use crate::expr::{
+    ExprConverter, Place, df_schema, ident_location, is_scalar_call, location_of, span_location,
+};
 use crate::parser::written_text;
 use crate::plan::{AggregateCall, Catalog, QueryPlan, ResultFilter, aggregate_column};
 
@@ -509,7 +511,8 @@ fn only_relation(select: &ast::Select) -> Result<&ast::TableWithJoins, SqlError>
 }
 
 /// The expressions of `select`'s `GROUP BY`, positions and aliases of
-/// select items replaced by the items (see [`select_item_at`]).
+/// select items replaced by the items (see [`select_item_at`]). `GROUP BY
+/// ALL` is every select item without an aggregate, as in DuckDB.
 fn group_by_items<'a>(
     select: &'a ast::Select,
     input_schema: &Schema,
@@ -519,11 +522,32 @@ fn group_by_items<'a>(
             .iter()
             .map(|e| select_item_at(e, &select.projection, input_schema))
             .collect(),
-        GroupByExpr::Expressions(..) => {
+        GroupByExpr::All(modifiers) if modifiers.is_empty() => select
+            .projection
+            .iter()
+            .filter_map(|item| match item {
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                    (!has_aggregate(e)).then_some(Ok(e))
+                }
+                other => Some(Err(SqlError::unsupported(
+                    "GROUP BY ALL with * (name the keys)",
+                )
+                .or_at(location_of(other)))),
+            })
+            .collect(),
+        GroupByExpr::Expressions(..) | GroupByExpr::All(_) => {
             Err(SqlError::unsupported("GROUP BY modifiers").or_at(location_of(&select.group_by)))
         }
-        GroupByExpr::All(_) => Err(SqlError::unsupported("GROUP BY ALL")),
     }
+}
+
+/// Whether `e` calls an aggregate or a window function anywhere.
+fn has_aggregate(e: &ast::Expr) -> bool {
+    let found = ast::visit_expressions(e, |e| match e {
+        ast::Expr::Function(f) if f.over.is_some() || !is_scalar_call(f) => ControlFlow::Break(()),
+        _ => ControlFlow::Continue(()),
+    });
+    found.is_break()
 }
 
 /// The intermediate schema (the input's columns, then one column per
