@@ -1674,6 +1674,50 @@ fn a_stream_alias_qualifies_columns_and_hides_the_name() {
 }
 
 #[test]
+fn a_window_may_refine_a_named_window_as_in_sql() {
+    // `OVER (w ROWS 1 PRECEDING)`: w's PARTITION BY and ORDER BY with this
+    // frame; a named window may also start from another one.
+    let refined = run(
+        "SELECT max(v) OVER (w ROWS 1 PRECEDING) AS m, count(*) OVER (w2) AS c FROM s \
+         WINDOW w AS (PARTITION BY key), w2 AS (w ORDER BY ts RANGE '10s')",
+    );
+    let written = run(
+        "SELECT max(v) OVER (PARTITION BY key ROWS 1 PRECEDING) AS m, \
+                count(*) OVER (PARTITION BY key ORDER BY ts RANGE '10s') AS c FROM s",
+    );
+    assert_eq!(floats(&refined, "m"), floats(&written, "m"));
+    assert_eq!(ints(&refined, "c"), ints(&written, "c"));
+    assert_eq!(floats(&refined, "m"), some(&[5.0, 1.0, 5.0, 4.0, 4.0, 7.0]));
+    let (engine, _s) = engine_with_s();
+    let err = |sql: &str| engine.query(sql).unwrap_err().to_string();
+    for (sql, expected) in [
+        (
+            "SELECT max(v) OVER (w PARTITION BY key) FROM s WINDOW w AS (ORDER BY ts)",
+            "a window that refines w takes its PARTITION BY and may not write one at line 1, \
+             column 21",
+        ),
+        (
+            "SELECT max(v) OVER (w ORDER BY ts) FROM s WINDOW w AS (ORDER BY ts)",
+            "w has an ORDER BY, which a window that refines it may not replace at line 1, column 21",
+        ),
+        (
+            "SELECT max(v) OVER (w ROWS 2 PRECEDING) FROM s WINDOW w AS (ROWS 1 PRECEDING)",
+            "w has a frame, so no window may refine it",
+        ),
+        (
+            "SELECT max(v) OVER (nope ROWS 2 PRECEDING) FROM s",
+            "unknown window 'nope': define it with WINDOW nope AS (…) at line 1, column 21",
+        ),
+        (
+            "SELECT max(v) OVER a FROM s WINDOW a AS (b), b AS (a ROWS 1 PRECEDING)",
+            "the window b is defined through itself at line 1, column 42",
+        ),
+    ] {
+        assert!(err(sql).starts_with(expected), "{sql}: {}", err(sql));
+    }
+}
+
+#[test]
 fn group_by_all_groups_by_the_items_without_aggregates() {
     // As in DuckDB: the keys are the select items that call no aggregate.
     let all = run("SELECT key, max(v) OVER (ROWS 1 PRECEDING) AS m FROM s GROUP BY ALL");

@@ -121,6 +121,7 @@ const SEEDS: &[&str] = &[
     "CREATE STREAM IF NOT EXISTS s (ts BIGINT NOT NULL, key VARCHAR COMMENT 'k', v DOUBLE)",
     "SELECT last_value(upper(key) IGNORE NULLS) OVER w, arg_max(key, v) OVER w, mod(ts, 7), sign(v), v IN (0, -0.0), nullif(v, 0) FROM s WINDOW w AS (ROWS 4 PRECEDING)",
     "SELECT key, count(*) AS n, sum(v * 0.5) FROM s GROUP BY key HAVING n > 1 AND avg(v) > 0.25 QUALIFY max(v) OVER (ROWS 2 PRECEDING) > 1 / 3.0",
+    "SELECT max(v) OVER (w ROWS 2 PRECEDING), count(*) OVER w2 FROM s WINDOW w AS (PARTITION BY key), w2 AS (w ORDER BY ts RANGE '5s')",
     "SELECT key, ts % 3, lag(v) OVER (ROWS 1 PRECEDING), count(*) FROM s GROUP BY ALL HAVING count(*) > 1",
     "SELECT * EXCLUDE (ts) REPLACE (max(v) OVER (ROWS 2 PRECEDING) AS v), s.* EXCLUDE key FROM s",
     "SELECT -(-9223372036854775807 - 1), - -v, ceil(CAST(v AS DECIMAL(38, 37))), floor(-2.50), trunc(CAST(v AS DECIMAL(5, 2)), 1) FROM s",

@@ -783,6 +783,21 @@ fn group_by_all_runs_in_the_binary() {
 }
 
 #[test]
+fn a_refined_named_window_runs_in_the_binary() {
+    let out = csv_script(
+        "refined.csv",
+        SMALL,
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}'); \
+         SELECT ts, sum(v) OVER (w ROWS 1 PRECEDING) AS s FROM s WINDOW w AS (PARTITION BY k);",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "ts,s\n1,1.0\n2,6.0\n3,2.0\n4,5.0\n5,7.0\n6,7.0\n"
+    );
+}
+
+#[test]
 fn the_newer_aggregates_run_in_the_binary() {
     let out = csv_script(
         "folds.csv",

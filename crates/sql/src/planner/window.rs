@@ -25,24 +25,7 @@ impl AggregatePlanner<'_> {
         let spec = match &f.over {
             None => None,
             Some(WindowType::WindowSpec(spec)) => Some(self.resolve_named(spec)?),
-            Some(WindowType::NamedWindow(name)) => {
-                match self.named_windows.get(&name.value.to_ascii_lowercase()) {
-                    Some(ast::NamedWindowExpr::WindowSpec(spec)) => Some(self.resolve_named(spec)?),
-                    Some(ast::NamedWindowExpr::NamedWindow(other)) => {
-                        return Err(SqlError::unsupported(format!(
-                            "window {name} defined as another window {other}"
-                        )));
-                    }
-                    None => {
-                        return Err(SqlError::at(
-                            SqlErrorKind::Plan(format!(
-                                "unknown window '{name}': define it with WINDOW {name} AS (…)"
-                            )),
-                            ident_location(name),
-                        ));
-                    }
-                }
-            }
+            Some(WindowType::NamedWindow(name)) => Some(self.named_window(name, 0)?),
         };
         let (keys, key_names) = match &spec {
             Some(s) if !s.partition_by.is_empty() => (
@@ -158,21 +141,65 @@ impl AggregatePlanner<'_> {
         ))
     }
 
-    /// A spec that names a base window (`OVER (w ROWS …)`) is not supported;
-    /// a plain spec is returned as is.
+    /// `spec` with the named window it starts from, if any, filled in: as
+    /// in SQL, `OVER (w ROWS 9 PRECEDING)` is `w`'s `PARTITION BY` and
+    /// `ORDER BY` with that frame. A spec that refines `w` may add the
+    /// `ORDER BY` it lacks and the frame; not a `PARTITION BY`, and no other
+    /// `ORDER BY`.
     fn resolve_named(&self, spec: &ast::WindowSpec) -> Result<ast::WindowSpec, SqlError> {
-        match &spec.window_name {
-            None => Ok(spec.clone()),
-            Some(name) => match self.named_windows.get(&name.value.to_ascii_lowercase()) {
-                Some(ast::NamedWindowExpr::WindowSpec(base))
-                    if spec.window_frame.is_none() && spec.partition_by.is_empty() =>
-                {
-                    Ok(base.clone())
-                }
-                _ => Err(SqlError::unsupported(format!(
-                    "refining the named window {name}"
-                ))),
+        self.refined(spec, 0)
+    }
+
+    fn refined(&self, spec: &ast::WindowSpec, depth: usize) -> Result<ast::WindowSpec, SqlError> {
+        let Some(name) = &spec.window_name else {
+            return Ok(spec.clone());
+        };
+        let base = self.named_window(name, depth)?;
+        let adds_to_base = spec.window_frame.is_some() || !spec.order_by.is_empty();
+        let refused = if !spec.partition_by.is_empty() {
+            Some(format!(
+                "a window that refines {name} takes its PARTITION BY and may not write one"
+            ))
+        } else if !spec.order_by.is_empty() && !base.order_by.is_empty() {
+            Some(format!(
+                "{name} has an ORDER BY, which a window that refines it may not replace"
+            ))
+        } else if adds_to_base && base.window_frame.is_some() {
+            Some(format!(
+                "{name} has a frame, so no window may refine it (leave the frame out of {name}, or write the whole window here)"
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = refused {
+            return Err(SqlError::at(SqlErrorKind::Plan(why), ident_location(name)));
+        }
+        Ok(ast::WindowSpec {
+            window_name: None,
+            partition_by: base.partition_by,
+            order_by: match spec.order_by.is_empty() {
+                true => base.order_by,
+                false => spec.order_by.clone(),
             },
+            window_frame: spec.window_frame.clone().or(base.window_frame),
+        })
+    }
+
+    /// The window `WINDOW name AS (…)` defines, itself resolved (it may
+    /// start from another named window).
+    fn named_window(&self, name: &ast::Ident, depth: usize) -> Result<ast::WindowSpec, SqlError> {
+        let plan_error = |why: String| SqlError::at(SqlErrorKind::Plan(why), ident_location(name));
+        if depth > self.named_windows.len() {
+            return Err(plan_error(format!(
+                "the window {name} is defined through itself"
+            )));
+        }
+        match self.named_windows.get(&name.value.to_ascii_lowercase()) {
+            Some(ast::NamedWindowExpr::WindowSpec(spec)) => self.refined(spec, depth + 1),
+            Some(ast::NamedWindowExpr::NamedWindow(other)) => self.named_window(other, depth + 1),
+            None => Err(plan_error(format!(
+                "unknown window '{name}': define it with WINDOW {name} AS (…)"
+            ))),
         }
     }
 
