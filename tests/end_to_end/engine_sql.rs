@@ -2975,12 +2975,18 @@ fn an_integer_meets_a_decimal_constant_as_an_integer() {
         .explain("SELECT ts FROM s WHERE ts > 2.5 AND -0.5 < ts")
         .unwrap();
     assert!(plan.contains("Filter: ts >= 3 AND ts >= 0\n"), "{plan}");
+    let plan = engine
+        .explain("SELECT ts FROM s WHERE ts BETWEEN 1.5 AND 9")
+        .unwrap();
+    assert!(plan.contains("Filter: ts BETWEEN 2 AND 9\n"), "{plan}");
     // ts: 1000, 2000, 3000, 4000, 15000, 16000.
     let out = run(
         "SELECT ts > 2500.5 AS gt, ts >= 2500.5 AS ge, ts < 3000.5 AS lt, ts <= 3000.5 AS le, \
                 ts = 3000.0 AS eq, ts = 3000.5 AS never, ts <> 3000.5 AS always, \
                 15000.5 < ts AS flipped, ts > -1.5 AS negative, \
-                CAST(ts AS INT) < 99999999999.5 AS past_int FROM s",
+                CAST(ts AS INT) < 99999999999.5 AS past_int, \
+                ts BETWEEN 999.5 AND 3000.5 AS inside, \
+                ts NOT BETWEEN 1000.5 AND 15000 AS outside FROM s",
     );
     for (name, expected) in [
         ("gt", [0, 0, 1, 1, 1, 1]),
@@ -2993,6 +2999,8 @@ fn an_integer_meets_a_decimal_constant_as_an_integer() {
         ("flipped", [0, 0, 0, 0, 0, 1]),
         ("negative", [1; 6]),
         ("past_int", [1; 6]),
+        ("inside", [1, 1, 1, 0, 0, 0]),
+        ("outside", [1, 0, 0, 0, 0, 1]),
     ] {
         assert_eq!(ints(&out, name), expected.map(Some), "{name}");
     }

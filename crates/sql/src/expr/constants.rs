@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use arrow_schema::{ArrowError, FieldRef};
+use arrow_schema::{ArrowError, DataType, FieldRef};
 use datafusion_common::{DataFusionError, ScalarValue};
 use datafusion_expr::expr::Cast;
 use datafusion_expr::{ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF};
@@ -255,10 +255,48 @@ pub(super) fn constant_arithmetic(
 /// (always false or true, but NULL for a NULL `x`).
 pub(super) fn integer_against_decimal(
     x: &Expr,
-    x_type: &arrow_schema::DataType,
+    x_type: &DataType,
     op: Operator,
     c: &Expr,
 ) -> Option<Expr> {
+    let (op, whole) = integer_bound(x_type, op, c)?;
+    Some(Expr::BinaryExpr(datafusion_expr::BinaryExpr::new(
+        Box::new(x.clone()),
+        op,
+        Box::new(Expr::Literal(whole, None)),
+    )))
+}
+
+/// `x BETWEEN low AND high` for an integer `x` with a DECIMAL constant for a
+/// bound, as a BETWEEN of integer constants of `x`'s type (`i BETWEEN 1.5
+/// AND 3.5` is `i BETWEEN 2 AND 3`), as [`integer_against_decimal`] does for
+/// one comparison. The other bound must have `x`'s type already.
+pub(super) fn integer_between(
+    x: &Expr,
+    x_type: &DataType,
+    negated: bool,
+    [low, high]: [(&Expr, &DataType); 2],
+) -> Option<Expr> {
+    let decimal = |e: &Expr| matches!(e, Expr::Literal(ScalarValue::Decimal128(..), _));
+    if !(decimal(low.0) || decimal(high.0)) {
+        return None;
+    }
+    let bound = |op, (e, t): (&Expr, &DataType)| match integer_bound(x_type, op, e) {
+        Some((_, whole)) => Some(Expr::Literal(whole, None)),
+        None => (t == x_type).then(|| e.clone()),
+    };
+    Some(Expr::Between(datafusion_expr::expr::Between::new(
+        Box::new(x.clone()),
+        negated,
+        Box::new(bound(Operator::GtEq, low)?),
+        Box::new(bound(Operator::LtEq, high)?),
+    )))
+}
+
+/// The comparison and integer constant of `x_type` that `x op c` is for a
+/// DECIMAL constant `c` and every integer `x` (see
+/// [`integer_against_decimal`]).
+fn integer_bound(x_type: &DataType, op: Operator, c: &Expr) -> Option<(Operator, ScalarValue)> {
     let Expr::Literal(ScalarValue::Decimal128(Some(unscaled), _, scale), _) = c else {
         return None;
     };
@@ -278,11 +316,7 @@ pub(super) fn integer_against_decimal(
         .cast_to(x_type)
         .ok()
         .filter(|w| !w.is_null())?;
-    Some(Expr::BinaryExpr(datafusion_expr::BinaryExpr::new(
-        Box::new(x.clone()),
-        op,
-        Box::new(Expr::Literal(whole, None)),
-    )))
+    Some((op, whole))
 }
 
 /// A constant regular expression that does not compile is the query's

@@ -26,7 +26,7 @@ mod sql_text;
 
 use constants::{
     cast_constant, check_regex, constant_arithmetic, folded_call, integer_against_decimal,
-    refused_constant,
+    integer_between, refused_constant,
 };
 pub use constants::{literal, negative_literal};
 use float_comparison::{canonical, compares, float_nullif};
@@ -458,6 +458,12 @@ impl<'a> ExprConverter<'a> {
                     self.convert(low, aggregates)?,
                     self.convert(high, aggregates)?,
                 );
+                let types = [&x, &lo, &hi].map(|e| self.type_of(e));
+                if let [Ok(xt), Ok(lt), Ok(ht)] = &types
+                    && let Some(between) = integer_between(&x, xt, *negated, [(&lo, lt), (&hi, ht)])
+                {
+                    return Ok(between);
+                }
                 let common = self.common_type(&[&x, &lo, &hi])?;
                 let [x, lo, hi] =
                     <[Expr; 3]>::try_from(self.cast_each_for_comparison(vec![x, lo, hi], &common)?)
