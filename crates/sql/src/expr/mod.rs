@@ -832,17 +832,14 @@ impl<'a> ExprConverter<'a> {
         args: Vec<Expr>,
         location: Option<Location>,
     ) -> Result<Expr, SqlError> {
-        let args = self.decimals_beside_floats_as_double(args)?;
-        let fields = args
-            .iter()
-            .map(|a| {
-                Ok(Arc::new(arrow_schema::Field::new(
-                    "arg",
-                    self.type_of(a)?,
-                    true,
-                )))
-            })
-            .collect::<Result<Vec<_>, SqlError>>()?;
+        let (args, types): (Vec<Expr>, Vec<DataType>) = self
+            .decimals_beside_floats_as_double(args)?
+            .into_iter()
+            .unzip();
+        let fields: Vec<FieldRef> = types
+            .into_iter()
+            .map(|t| Arc::new(arrow_schema::Field::new("arg", t, true)))
+            .collect();
         let coerced =
             datafusion_expr::type_coercion::functions::fields_with_udf(&fields, udf.as_ref())
                 .map_err(|e| {
@@ -1108,24 +1105,25 @@ impl<'a> ExprConverter<'a> {
         })
     }
 
-    /// `args`, each DECIMAL among them cast to DOUBLE when one of them is a
-    /// float (see [`float_with_decimal`]): `greatest(v, 0.5)`, `power(v, 0.5)`.
-    fn decimals_beside_floats_as_double(&self, args: Vec<Expr>) -> Result<Vec<Expr>, SqlError> {
-        let types = args
-            .iter()
-            .map(|a| self.type_of(a))
+    /// `args` with their types, each DECIMAL among them cast to DOUBLE when
+    /// one of them is a float (see [`float_with_decimal`]): `greatest(v,
+    /// 0.5)`, `power(v, 0.5)`.
+    fn decimals_beside_floats_as_double(
+        &self,
+        args: Vec<Expr>,
+    ) -> Result<Vec<(Expr, DataType)>, SqlError> {
+        let typed = args
+            .into_iter()
+            .map(|a| self.type_of(&a).map(|t| (a, t)))
             .collect::<Result<Vec<_>, _>>()?;
-        if !types.iter().any(DataType::is_floating) {
-            return Ok(args);
+        if !typed.iter().any(|(_, t)| t.is_floating()) {
+            return Ok(typed);
         }
-        args.into_iter()
-            .zip(types)
-            .map(|(a, t)| {
-                if t.is_decimal() {
-                    self.cast_to(a, &DataType::Float64)
-                } else {
-                    Ok(a)
-                }
+        typed
+            .into_iter()
+            .map(|(a, t)| match t.is_decimal() {
+                true => Ok((self.cast_to(a, &DataType::Float64)?, DataType::Float64)),
+                false => Ok((a, t)),
             })
             .collect()
     }
