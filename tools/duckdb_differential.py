@@ -175,6 +175,7 @@ class Expressions:
             lambda: f"mod({a()}, {r.choice([3, -5])})", lambda: f"strpos({self.str(d - 1)}, {self.str(d - 1)})",
             lambda: f"ascii({self.str(d - 1)})", lambda: f"cbrt({a()})", lambda: f"ceiling({a()})",
             lambda: f"EXTRACT({r.choice(['year', 'month', 'day', 'hour', 'minute', 'second', 'dow', 'doy', 'epoch'])} FROM {self.ts(d - 1)})",
+            lambda: f"epoch({self.ts(d - 1)})", lambda: f"epoch_ms({self.ts(d - 1)})",
             lambda: f"CAST({a()} AS DECIMAL(12, 3))", lambda: f"(CAST({a()} AS DECIMAL(10, 2)) * 3)",
             lambda: "(CAST(i AS DECIMAL(8, 1)) / 4)", lambda: f"date_part('hour', {self.ts(d - 1)})",
             lambda: f"({a()} / {r.choice(['4.0', '0.5', '-2.50', '3.0'])})",
@@ -221,7 +222,10 @@ class Expressions:
             return r.choice(["t", "TIMESTAMP '2024-02-29 12:34:56'"])
         return r.choice([f"({self.ts(d - 1)} + INTERVAL '{r.randrange(1, 90)}' MINUTE)",
                          f"({self.ts(d - 1)} - INTERVAL '{r.randrange(1, 3)}' DAY)",
-                         f"date_trunc('hour', {self.ts(d - 1)})"])
+                         f"date_trunc('hour', {self.ts(d - 1)})",
+                         f"time_bucket(INTERVAL '{r.choice([10, 90, 3600])}' SECOND, {self.ts(d - 1)})",
+                         f"time_bucket(INTERVAL '{r.choice([1, 7])}' DAY, {self.ts(d - 1)})",
+                         f"epoch_ms(epoch_ms({self.ts(d - 1)}) + {r.randrange(-999, 1000)})"])
 
 
 def expression_query(rng):

@@ -1674,6 +1674,51 @@ fn a_stream_alias_qualifies_columns_and_hides_the_name() {
 }
 
 #[test]
+fn duckdb_time_functions_are_planned_as_datafusion_ones() {
+    // ts (BIGINT milliseconds): 1000, 2000, 3000, 4000, 15000, 16000;
+    // the values match DuckDB 2.0's.
+    let out = run(
+        "SELECT epoch(CAST(ts AS TIMESTAMP)) AS e, epoch_ms(CAST(ts AS TIMESTAMP)) AS ms, \
+                epoch_ms(epoch_ms(ts + 500)) AS back, \
+                epoch_ms(time_bucket(INTERVAL '10' SECOND, CAST(ts AS TIMESTAMP))) AS tens, \
+                epoch_ms(time_bucket(INTERVAL '7' DAY, CAST(ts AS TIMESTAMP))) AS week, \
+                epoch_ms(time_bucket(INTERVAL '10' SECOND, CAST(ts AS TIMESTAMP), \
+                                     TIMESTAMP '1970-01-01 00:00:03')) AS shifted \
+         FROM s",
+    );
+    assert_eq!(floats(&out, "e"), some(&[1.0, 2.0, 3.0, 4.0, 15.0, 16.0]));
+    assert_eq!(
+        ints(&out, "ms"),
+        [1000, 2000, 3000, 4000, 15000, 16000].map(Some)
+    );
+    assert_eq!(
+        ints(&out, "back"),
+        [1500, 2500, 3500, 4500, 15500, 16500].map(Some)
+    );
+    assert_eq!(ints(&out, "tens"), [0, 0, 0, 0, 10_000, 10_000].map(Some));
+    // DuckDB counts weeks from Monday 2000-01-03: 1970-01-01 was a Thursday.
+    assert_eq!(ints(&out, "week"), [Some(-259_200_000); 6]);
+    assert_eq!(
+        ints(&out, "shifted"),
+        [-7000, -7000, 3000, 3000, 13_000, 13_000].map(Some)
+    );
+    let (engine, _s) = engine_with_s();
+    let err = engine
+        .query("SELECT time_bucket(ts) FROM s")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("time_bucket(BIGINT) does not match any signature of time_bucket"),
+        "{err}"
+    );
+    let functions = engine.execute("SHOW FUNCTIONS LIKE 'epoch%'").unwrap();
+    assert!(
+        format!("{functions:?}").contains("epoch_ms"),
+        "{functions:?}"
+    );
+}
+
+#[test]
 fn a_window_may_refine_a_named_window_as_in_sql() {
     // `OVER (w ROWS 1 PRECEDING)`: w's PARTITION BY and ORDER BY with this
     // frame; a named window may also start from another one.

@@ -798,6 +798,19 @@ fn a_refined_named_window_runs_in_the_binary() {
 }
 
 #[test]
+fn duckdb_time_functions_run_in_the_binary() {
+    let out = csv_script(
+        "time_bucket.csv",
+        SMALL,
+        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}'); \
+         SELECT time_bucket(INTERVAL '7' DAY, epoch_ms(ts)) AS week, epoch(epoch_ms(ts)) AS e \
+         FROM s WHERE ts = 1;",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "week,e\n1969-12-29T00:00:00.000,0.001\n");
+}
+
+#[test]
 fn the_newer_aggregates_run_in_the_binary() {
     let out = csv_script(
         "folds.csv",

@@ -32,6 +32,30 @@ const OTHER_SPELLINGS: &[(&str, &str)] = &[
 const OPERATOR_FUNCTIONS: &[(&str, Operator, &str)] =
     &[("mod", Operator::Modulo, "mod(a numeric, b numeric): a % b")];
 
+/// DuckDB's time functions, which the planner writes as DataFusion's:
+/// `(name, signature)`.
+pub(super) const DUCKDB_TIME_FUNCTIONS: &[(&str, &str)] = &[
+    (
+        "epoch",
+        "epoch(t timestamp): the seconds since 1970-01-01 as DOUBLE (EXTRACT(EPOCH FROM t))",
+    ),
+    (
+        "epoch_ms",
+        "epoch_ms(t timestamp): the milliseconds since 1970-01-01 as BIGINT; \
+         epoch_ms(ms bigint): the TIMESTAMP",
+    ),
+    (
+        "time_bucket",
+        "time_bucket(width interval, t timestamp[, origin timestamp]): the start of t's bucket, \
+         buckets counted from origin (2000-01-03, a Monday)",
+    ),
+];
+
+/// Whether `name` (lower case) is one of [`DUCKDB_TIME_FUNCTIONS`].
+pub(super) fn is_duckdb_time_function(name: &str) -> bool {
+    DUCKDB_TIME_FUNCTIONS.iter().any(|(n, _)| *n == name)
+}
+
 /// The binary operator that function `name` (lower case) is written for.
 pub(super) fn operator_function(name: &str) -> Option<Operator> {
     OPERATOR_FUNCTIONS
@@ -43,7 +67,9 @@ pub(super) fn operator_function(name: &str) -> Option<Operator> {
 /// Whether `name` (lower case) is a scalar function, one of DataFusion's or
 /// one written for an operator.
 pub fn is_scalar_function(name: &str) -> bool {
-    scalar_function(name).is_some() || operator_function(name).is_some()
+    scalar_function(name).is_some()
+        || operator_function(name).is_some()
+        || is_duckdb_time_function(name)
 }
 
 /// The scalar functions available in expressions, by name and alias.
@@ -111,7 +137,13 @@ pub fn builtin_functions() -> Vec<FunctionInfo> {
         .chain(
             OPERATOR_FUNCTIONS
                 .iter()
-                .map(|(name, _, signature)| FunctionInfo {
+                .map(|(name, _, signature)| (name, signature))
+                .chain(
+                    DUCKDB_TIME_FUNCTIONS
+                        .iter()
+                        .map(|(name, signature)| (name, signature)),
+                )
+                .map(|(name, signature)| FunctionInfo {
                     name: name.to_string(),
                     kind: "scalar",
                     signature: signature.to_string(),
@@ -162,6 +194,7 @@ fn function_names() -> impl Iterator<Item = &'static str> {
         .keys()
         .map(String::as_str)
         .chain(OPERATOR_FUNCTIONS.iter().map(|(name, ..)| *name))
+        .chain(DUCKDB_TIME_FUNCTIONS.iter().map(|(name, _)| *name))
         .chain(sliq_aggregates::registry::function_names())
 }
 

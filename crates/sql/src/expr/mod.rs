@@ -30,11 +30,13 @@ use constants::{
 };
 pub use constants::{literal, negative_literal};
 use float_comparison::{canonical, compares, float_nullif};
+use functions::{
+    DUCKDB_TIME_FUNCTIONS, is_clock_function, is_duckdb_time_function, operator_function,
+};
 pub use functions::{
     FunctionInfo, builtin_functions, is_scalar_call, is_scalar_function, like,
     over_scalar_function, scalar_function, unknown_function,
 };
-use functions::{is_clock_function, operator_function};
 pub use sql_text::sql_text;
 
 /// The location of an AST node's start, when sqlparser knows it.
@@ -757,7 +759,7 @@ impl<'a> ExprConverter<'a> {
         let name = f.name.to_string().to_ascii_lowercase();
         let udf = scalar_function(&name);
         let operator = operator_function(&name);
-        if udf.is_none() && operator.is_none() {
+        if udf.is_none() && operator.is_none() && !is_duckdb_time_function(&name) {
             return Err(unknown_function(&name, location_of(&f.name)));
         }
         let list = match &f.args {
@@ -789,6 +791,9 @@ impl<'a> ExprConverter<'a> {
             .iter()
             .map(|e| self.convert(e, aggregates))
             .collect::<Result<Vec<_>, _>>()?;
+        if is_duckdb_time_function(&name) {
+            return self.duckdb_time_function(&name, args, location_of(&f.name));
+        }
         let Some(udf) = udf else {
             let (Some(op), [l, r], [l_written, r_written]) =
                 (operator, args.as_slice(), written.as_slice())
@@ -808,6 +813,58 @@ impl<'a> ExprConverter<'a> {
             check_regex(pattern).map_err(|err| err.or_at(location_of(&f.name)))?;
         }
         self.apply_udf(&name, udf, args, location_of(&f.name))
+    }
+
+    /// One of DuckDB's time functions ([`DUCKDB_TIME_FUNCTIONS`]), written
+    /// as DataFusion's: `epoch(t)` as `date_part('epoch', t)`, `epoch_ms` as
+    /// casts (TIMESTAMP is in milliseconds), `time_bucket` as `date_bin`
+    /// from DuckDB's origin.
+    fn duckdb_time_function(
+        &self,
+        name: &str,
+        args: Vec<Expr>,
+        location: Option<Location>,
+    ) -> Result<Expr, SqlError> {
+        /// 2000-01-03 00:00:00, a Monday: DuckDB's origin for buckets.
+        const DUCKDB_BUCKET_ORIGIN_MS: i64 = 946_857_600_000;
+        let millis = DataType::Timestamp(arrow_schema::TimeUnit::Millisecond, None);
+        let types = args
+            .iter()
+            .map(|a| self.type_of(a))
+            .collect::<Result<Vec<_>, _>>()?;
+        match (name, args.as_slice(), types.as_slice()) {
+            ("epoch", [t], _) => self.call(
+                "date_part",
+                vec![datafusion_expr::lit("epoch"), t.clone()],
+                location,
+            ),
+            ("epoch_ms", [ms], [t]) if t.is_integer() => {
+                self.cast_to(self.cast_to(ms.clone(), &DataType::Int64)?, &millis)
+            }
+            ("epoch_ms", [t], _) => {
+                self.cast_to(self.cast_to(t.clone(), &millis)?, &DataType::Int64)
+            }
+            ("time_bucket", [width, t], _) => {
+                let origin = ScalarValue::TimestampMillisecond(Some(DUCKDB_BUCKET_ORIGIN_MS), None);
+                let args = vec![width.clone(), t.clone(), Expr::Literal(origin, None)];
+                self.call("date_bin", args, location)
+            }
+            ("time_bucket", [_, _, _], _) => self.call("date_bin", args, location),
+            _ => {
+                let signature = DUCKDB_TIME_FUNCTIONS
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map_or("", |(_, signature)| signature);
+                let given: Vec<String> = types.iter().map(sql_type_name).collect();
+                Err(SqlError::at(
+                    SqlErrorKind::Plan(format!(
+                        "{name}({}) does not match any signature of {name}: expected {signature}",
+                        given.join(", ")
+                    )),
+                    location,
+                ))
+            }
+        }
     }
 
     /// The built-in scalar function `name` applied to `args`, for the
