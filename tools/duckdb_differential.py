@@ -176,6 +176,7 @@ class Expressions:
             lambda: f"ascii({self.str(d - 1)})", lambda: f"cbrt({a()})", lambda: f"ceiling({a()})",
             lambda: f"EXTRACT({r.choice(['year', 'month', 'day', 'hour', 'minute', 'second', 'dow', 'doy', 'epoch'])} FROM {self.ts(d - 1)})",
             lambda: f"epoch({self.ts(d - 1)})", lambda: f"epoch_ms({self.ts(d - 1)})",
+            lambda: f"date_diff('{r.choice(['millisecond', 'second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year'])}', {self.ts(d - 1)}, {self.ts(d - 1)})",
             lambda: f"CAST({a()} AS DECIMAL(12, 3))", lambda: f"(CAST({a()} AS DECIMAL(10, 2)) * 3)",
             lambda: "(CAST(i AS DECIMAL(8, 1)) / 4)", lambda: f"date_part('hour', {self.ts(d - 1)})",
             lambda: f"({a()} / {r.choice(['4.0', '0.5', '-2.50', '3.0'])})",

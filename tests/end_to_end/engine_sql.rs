@@ -1711,6 +1711,45 @@ fn duckdb_time_functions_are_planned_as_datafusion_ones() {
         err.starts_with("time_bucket(BIGINT) does not match any signature of time_bucket"),
         "{err}"
     );
+    // date_diff, checked against DuckDB 2.0 on the same times.
+    let q = engine
+        .query(
+            "SELECT date_diff('week', TIMESTAMP '2024-01-07 23:00:00', TIMESTAMP '2024-01-08 01:00:00') AS w1, \
+                    date_diff('WEEK', TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-10 01:00:00') AS w2, \
+                    date_diff('second', TIMESTAMP '1969-12-31 23:59:59.900', TIMESTAMP '1970-01-01 00:00:00.100') AS s, \
+                    date_diff('month', TIMESTAMP '2024-01-31 00:00:00', TIMESTAMP '2024-02-01 00:00:00') AS m, \
+                    date_diff('day', TIMESTAMP '2024-01-31 23:59:00', TIMESTAMP '2024-02-01 00:01:00') AS d, \
+                    date_diff('hour', TIMESTAMP '2024-01-31 23:59:00', TIMESTAMP '2024-01-31 22:01:00') AS h, \
+                    datediff('quarter', TIMESTAMP '2024-03-31 00:00:00', TIMESTAMP '2024-04-01 00:00:00') AS q, \
+                    date_diff('millisecond', TIMESTAMP '2024-03-31 00:00:00', TIMESTAMP '2024-04-01 00:00:00') AS ms, \
+                    date_diff('year', TIMESTAMP '2024-12-31 00:00:00', TIMESTAMP '2023-01-01 00:00:00') AS y \
+             FROM s",
+        )
+        .unwrap();
+    let s = engine.stream("s").unwrap();
+    s.push(batch(&ROWS[..1])).unwrap();
+    let out = q.recv().unwrap();
+    for (name, expected) in [
+        ("w1", 0),
+        ("w2", 1),
+        ("s", 1),
+        ("m", 1),
+        ("d", 1),
+        ("h", -1),
+        ("q", 1),
+        ("ms", 86_400_000),
+        ("y", -1),
+    ] {
+        assert_eq!(ints(&out, name), [Some(expected)], "{name}");
+    }
+    let err = engine
+        .query("SELECT date_diff('fortnight', CAST(ts AS TIMESTAMP), CAST(ts AS TIMESTAMP)) FROM s")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("date_diff: unknown part 'fortnight'"),
+        "{err}"
+    );
     let functions = engine.execute("SHOW FUNCTIONS LIKE 'epoch%'").unwrap();
     assert!(
         format!("{functions:?}").contains("epoch_ms"),

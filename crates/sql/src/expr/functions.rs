@@ -45,6 +45,16 @@ pub(super) const DUCKDB_TIME_FUNCTIONS: &[(&str, &str)] = &[
          epoch_ms(ms bigint): the TIMESTAMP",
     ),
     (
+        "date_diff",
+        "date_diff(part text, start timestamp, end timestamp): the boundaries of part \
+         ('millisecond', 'second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year') \
+         from start to end, as BIGINT; also datediff",
+    ),
+    (
+        "datediff",
+        "datediff(part text, start timestamp, end timestamp): date_diff",
+    ),
+    (
         "time_bucket",
         "time_bucket(width interval, t timestamp[, origin timestamp]): the start of t's bucket, \
          buckets counted from origin (2000-01-03, a Monday)",

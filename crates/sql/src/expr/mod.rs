@@ -850,6 +850,11 @@ impl<'a> ExprConverter<'a> {
                 self.call("date_bin", args, location)
             }
             ("time_bucket", [_, _, _], _) => self.call("date_bin", args, location),
+            ("date_diff" | "datediff", [Expr::Literal(part, _), start, end], _)
+                if let Some(part) = part.try_as_str().flatten() =>
+            {
+                self.date_diff(&part.to_ascii_lowercase(), start, end, location)
+            }
             _ => {
                 let signature = DUCKDB_TIME_FUNCTIONS
                     .iter()
@@ -864,6 +869,65 @@ impl<'a> ExprConverter<'a> {
                     location,
                 ))
             }
+        }
+    }
+
+    /// DuckDB's `date_diff(part, start, end)`: how many boundaries of
+    /// `part` lie after `start` up to `end` (negative when `end` is
+    /// earlier). Fixed parts count the difference of both times truncated
+    /// to the part; a week is whole days over 7, as DuckDB counts it; months,
+    /// quarters and years count calendar fields.
+    fn date_diff(
+        &self,
+        part: &str,
+        start: &Expr,
+        end: &Expr,
+        location: Option<Location>,
+    ) -> Result<Expr, SqlError> {
+        let millis = DataType::Timestamp(arrow_schema::TimeUnit::Millisecond, None);
+        let truncated_ms = |p: &str, t: &Expr| -> Result<Expr, SqlError> {
+            let t = self.cast_to(t.clone(), &millis)?;
+            let t = self.call("date_trunc", vec![datafusion_expr::lit(p), t], location)?;
+            self.cast_to(self.cast_to(t, &millis)?, &DataType::Int64)
+        };
+        let field = |p: &str, t: &Expr| -> Result<Expr, SqlError> {
+            let value = self.call(
+                "date_part",
+                vec![datafusion_expr::lit(p), t.clone()],
+                location,
+            )?;
+            self.cast_to(value, &DataType::Int64)
+        };
+        let fixed = |p: &str, unit_ms: i64| -> Result<Expr, SqlError> {
+            let elapsed = truncated_ms(p, end)? - truncated_ms(p, start)?;
+            Ok(elapsed / datafusion_expr::lit(unit_ms))
+        };
+        let calendar = |per_year: i64, p: &str| -> Result<Expr, SqlError> {
+            let count = |t: &Expr| -> Result<Expr, SqlError> {
+                Ok(match per_year {
+                    1 => field("year", t)?,
+                    _ => field("year", t)? * datafusion_expr::lit(per_year) + field(p, t)?,
+                })
+            };
+            Ok(count(end)? - count(start)?)
+        };
+        match part {
+            "millisecond" | "milliseconds" => fixed("millisecond", 1),
+            "second" | "seconds" => fixed("second", 1_000),
+            "minute" | "minutes" => fixed("minute", 60_000),
+            "hour" | "hours" => fixed("hour", 3_600_000),
+            "day" | "days" => fixed("day", 86_400_000),
+            "week" | "weeks" => Ok(fixed("day", 86_400_000)? / datafusion_expr::lit(7i64)),
+            "month" | "months" => calendar(12, "month"),
+            "quarter" | "quarters" => calendar(4, "quarter"),
+            "year" | "years" => calendar(1, "year"),
+            other => Err(SqlError::at(
+                SqlErrorKind::Plan(format!(
+                    "date_diff: unknown part '{other}' (millisecond, second, minute, hour, day, \
+                     week, month, quarter or year)"
+                )),
+                location,
+            )),
         }
     }
 
