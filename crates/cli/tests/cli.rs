@@ -759,55 +759,39 @@ fn having_prints_only_the_rows_whose_group_meets_it() {
 }
 
 #[test]
-fn a_wildcard_excludes_and_replaces_columns_in_the_binary() {
-    let out = csv_script(
-        "wildcard.csv",
-        SMALL,
-        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}'); \
-         SELECT * EXCLUDE (k) REPLACE (ceil(v / 2) AS v) FROM s WHERE ts <= 3;",
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "ts,v\n1,1.0\n2,3.0\n3,1.0\n");
-}
-
-#[test]
-fn group_by_all_runs_in_the_binary() {
-    let out = csv_script(
-        "group_by_all.csv",
-        SMALL,
-        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}'); \
-         SELECT k, count(*) AS n FROM s GROUP BY ALL;",
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "k,n\na,1\na,2\nb,1\na,3\na,4\na,5\n");
-}
-
-#[test]
-fn a_refined_named_window_runs_in_the_binary() {
-    let out = csv_script(
-        "refined.csv",
-        SMALL,
-        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}'); \
-         SELECT ts, sum(v) OVER (w ROWS 1 PRECEDING) AS s FROM s WINDOW w AS (PARTITION BY k);",
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(
-        stdout(&out),
-        "ts,s\n1,1.0\n2,6.0\n3,2.0\n4,5.0\n5,7.0\n6,7.0\n"
-    );
-}
-
-#[test]
-fn duckdb_time_functions_run_in_the_binary() {
-    let out = csv_script(
-        "time_bucket.csv",
-        SMALL,
-        "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{path}'); \
-         SELECT time_bucket(INTERVAL '7' DAY, epoch_ms(ts)) AS week, epoch(epoch_ms(ts)) AS e \
-         FROM s WHERE ts = 1;",
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "week,e\n1969-12-29T00:00:00.000,0.001\n");
+fn duckdb_and_standard_sql_forms_run_in_the_binary() {
+    // Wildcard options, GROUP BY ALL, a refined named window and DuckDB's
+    // time functions, each over SMALL as stream s (ts, k, v).
+    for (name, select, expected) in [
+        (
+            "wildcard",
+            "SELECT * EXCLUDE (k) REPLACE (ceil(v / 2) AS v) FROM s WHERE ts <= 3",
+            "ts,v\n1,1.0\n2,3.0\n3,1.0\n",
+        ),
+        (
+            "group_by_all",
+            "SELECT k, count(*) AS n FROM s GROUP BY ALL",
+            "k,n\na,1\na,2\nb,1\na,3\na,4\na,5\n",
+        ),
+        (
+            "refined",
+            "SELECT ts, sum(v) OVER (w ROWS 1 PRECEDING) AS s FROM s WINDOW w AS (PARTITION BY k)",
+            "ts,s\n1,1.0\n2,6.0\n3,2.0\n4,5.0\n5,7.0\n6,7.0\n",
+        ),
+        (
+            "time_functions",
+            "SELECT time_bucket(INTERVAL '7' DAY, epoch_ms(ts)) AS week, epoch(epoch_ms(ts)) AS e, \
+                    date_diff('millisecond', epoch_ms(0), epoch_ms(ts)) AS d FROM s WHERE ts = 1",
+            "week,e,d\n1969-12-29T00:00:00.000,0.001,1\n",
+        ),
+    ] {
+        let script = format!(
+            "CREATE STREAM s (ts BIGINT, k VARCHAR, v DOUBLE) WITH (path = '{{path}}'); {select};"
+        );
+        let out = csv_script(&format!("{name}.csv"), SMALL, &script);
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        assert_eq!(stdout(&out), expected, "{name}");
+    }
 }
 
 #[test]
