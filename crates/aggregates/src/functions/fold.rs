@@ -3,18 +3,8 @@
 
 use sliq_swag::Monoid;
 
+use super::merge;
 use crate::{Aggregate, AggregateError, Columns};
-
-/// `a ⊗ b` where both hold a value, else whichever does: `None` is the
-/// identity, a window with no value yet.
-#[inline]
-fn fold_present<T: Copy>(a: &Option<T>, b: &Option<T>, op: impl Fn(T, T) -> T) -> Option<T> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(op(*x, *y)),
-        (Some(x), None) => Some(*x),
-        (None, y) => *y,
-    }
-}
 
 /// `product(x numeric)`: the product of the values as a DOUBLE, as in
 /// DuckDB. Kept as a product of the window's values, never divided out, so
@@ -30,7 +20,7 @@ impl Monoid for Product {
     }
     #[inline]
     fn combine(&self, a: &Option<f64>, b: &Option<f64>) -> Option<f64> {
-        fold_present(a, b, |x, y| x * y)
+        merge(a, b, |x, y| x * y)
     }
 }
 
@@ -58,7 +48,7 @@ impl<const OP: char> Monoid for Bitwise<OP> {
     }
     #[inline]
     fn combine(&self, a: &Option<i64>, b: &Option<i64>) -> Option<i64> {
-        fold_present(a, b, |x, y| match OP {
+        merge(a, b, |x, y| match OP {
             '&' => x & y,
             '|' => x | y,
             _ => x ^ y,

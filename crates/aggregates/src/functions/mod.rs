@@ -22,3 +22,14 @@ pub use shape::{HigherMoments, Shape, ShapeKind};
 pub use stats::{
     Bivariate, BivariateKind, CoMoments, Geomean, Moments, RelVar, Variance, VarianceKind,
 };
+
+/// Combines two optional aggregates: `both` when each holds a value,
+/// otherwise whichever does (the empty one is the identity).
+#[inline]
+fn merge<T: Clone>(a: &Option<T>, b: &Option<T>, both: impl FnOnce(&T, &T) -> T) -> Option<T> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(both(x, y)),
+        (Some(_), None) => a.clone(),
+        (None, _) => b.clone(),
+    }
+}

@@ -10,6 +10,7 @@ use std::marker::PhantomData;
 
 use sliq_swag::Monoid;
 
+use super::merge;
 use crate::{Aggregate, AggregateError, Columns, OutputSink, OutputValue, Scalar};
 
 /// Whether `younger` replaces `older` as the extreme (strictly better).
@@ -21,17 +22,6 @@ fn beats<T: Scalar, const MAX: bool>(younger: &T, older: &T) -> bool {
         Ordering::Less
     };
     younger.sql_cmp(older) == want
-}
-
-/// Combines two optional aggregates: `both` when each holds a value,
-/// otherwise whichever does (the empty one is the identity).
-#[inline]
-fn merge<T: Clone>(a: &Option<T>, b: &Option<T>, both: impl FnOnce(&T, &T) -> T) -> Option<T> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(both(x, y)),
-        (Some(_), None) => a.clone(),
-        (None, _) => b.clone(),
-    }
 }
 
 macro_rules! marker_impls {
