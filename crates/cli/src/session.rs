@@ -540,21 +540,12 @@ impl Session {
     /// value could not be computed, so that no NULL goes unexplained.
     fn note_nulls(query: &Query) {
         let q = query.stats();
-        if q.late_rows > 0 {
-            note!(
-                "query {}: {} late row(s) got NULL for their RANGE aggregates",
-                q.id,
-                q.late_rows
-            );
-        }
-        if q.failed_results > 0 {
-            note!(
-                "query {}: {} value(s) could not be computed and are NULL (first: {})",
-                q.id,
-                q.failed_results,
-                q.last_error.as_deref().unwrap_or("unknown")
-            );
-        }
+        note_nulls(
+            &format!("query {}", q.id),
+            q.late_rows,
+            q.failed_results,
+            q.last_error.as_deref(),
+        );
     }
 
     /// Runs `query` on timely workers: process 0 reads `spec` and prints the
@@ -574,6 +565,7 @@ impl Session {
             .find(|q| q.id == query.id())
             .map(|q| q.sql)
             .unwrap_or_default();
+        let id = query.id();
         // The embedded copy only checked the query; the workers run it.
         drop(query);
         let job = sliq_timely::Job::new(&info.name, info.schema, info.options.clone(), &sql)
@@ -641,6 +633,16 @@ impl Session {
         if let Some(writer) = &mut writer {
             writer.finish()?;
         }
+        let who = match config.processes() {
+            1 => format!("query {id}"),
+            _ => format!("query {id} on process {}", config.process()),
+        };
+        note_nulls(
+            &who,
+            stats.workers.iter().map(|w| w.late_rows).sum(),
+            stats.workers.iter().map(|w| w.failed_results).sum(),
+            stats.workers.iter().find_map(|w| w.last_failure.as_deref()),
+        );
         if self.timing {
             let secs = stats.elapsed.as_secs_f64();
             let rows_in = stats.rows_read;
@@ -788,6 +790,22 @@ impl Session {
     }
 }
 
+/// Says how many of a run's rows carry NULL because they were late or a
+/// value could not be computed (`example`: the latest failure's message), so
+/// that no NULL goes unexplained. `who` names the query, and the workers
+/// for a timely run.
+fn note_nulls(who: &str, late_rows: u64, failed_results: u64, example: Option<&str>) {
+    if late_rows > 0 {
+        note!("{who}: {late_rows} late row(s) got NULL for their RANGE aggregates");
+    }
+    if failed_results > 0 {
+        note!(
+            "{who}: {failed_results} value(s) could not be computed and are NULL (latest: {})",
+            example.unwrap_or("unknown")
+        );
+    }
+}
+
 /// The `.stats` lines of a timely run: per worker, and the watermark.
 fn timely_report(run: &TimelyRun) -> String {
     let stats = &run.stats;
@@ -807,8 +825,8 @@ fn timely_report(run: &TimelyRun) -> String {
     );
     for w in &stats.workers {
         out.push_str(&format!(
-            "  worker {}: {} rows in {} parts, {} keys, {} late, {} rows out\n",
-            w.index, w.rows, w.batches, w.keys, w.late_rows, w.rows_out
+            "  worker {}: {} rows in {} parts, {} keys, {} late, {} failed values, {} rows out\n",
+            w.index, w.rows, w.batches, w.keys, w.late_rows, w.failed_results, w.rows_out
         ));
     }
     out

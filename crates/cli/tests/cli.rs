@@ -1084,24 +1084,43 @@ fn results_before_a_failing_batch_are_all_printed() {
 #[test]
 fn nulls_from_late_rows_and_failed_values_are_explained() {
     // Row 3 is late for key a; row 2 divides by zero.
-    let out = csv_script(
+    let path = scratch(
         "nulls.csv",
         b"ts,k,x,y\n1000,a,6,3\n2000,b,1,0\n500,a,8,2\n3000,a,9,3\n",
+    );
+    let sql = format!(
         "CREATE STREAM s (ts BIGINT, k VARCHAR, x BIGINT, y BIGINT) \
-         WITH (path = '{path}', event_time = 'ts'); \
+         WITH (path = '{}', event_time = 'ts'); \
          SELECT k, x / y AS q, sum(x) OVER (RANGE '10s') AS s FROM s GROUP BY k;",
+        path.display()
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "k,q,s\na,2,6\nb,,1\na,4,\na,3,15\n");
-    let err = stderr(&out);
-    assert!(
-        err.contains("query 1: 1 late row(s) got NULL for their RANGE aggregates"),
-        "{err}"
-    );
-    assert!(
-        err.contains("query 1: 1 value(s) could not be computed and are NULL (first: row at index 1 of its batch: evaluating x / y"),
-        "{err}"
-    );
+    for workers in [&[][..], &["--workers", "2"]] {
+        let out = run(&[workers, &["--format", "csv", "-c", &sql]].concat());
+        assert!(out.status.success(), "{workers:?}: {}", stderr(&out));
+        // Timely workers gather their rows in no fixed order across keys.
+        let mut lines: Vec<String> = stdout(&out).lines().map(str::to_string).collect();
+        lines[1..].sort();
+        assert_eq!(
+            lines,
+            ["k,q,s", "a,2,6", "a,3,15", "a,4,", "b,,1"],
+            "{workers:?}"
+        );
+        let err = stderr(&out);
+        assert!(
+            err.contains("query 1: 1 late row(s) got NULL for their RANGE aggregates"),
+            "{workers:?}: {err}"
+        );
+        assert!(
+            err.contains(
+                "query 1: 1 value(s) could not be computed and are NULL (latest: row at index "
+            ),
+            "{workers:?}: {err}"
+        );
+        assert!(
+            err.contains("of its batch: evaluating x / y"),
+            "{workers:?}: {err}"
+        );
+    }
 }
 
 #[test]

@@ -233,11 +233,11 @@ fn stats_show_each_worker_and_the_watermark() {
     p.exp_regex(r"timely run of SELECT .*: partitioned by key, 3000 rows read here, 3000 rows out, watermark \d+ ms")
         .unwrap();
     p.exp_regex(
-        r"worker 0: [1-9]\d* rows in \d+ parts, [1-9]\d* keys, \d+ late, [1-9]\d* rows out",
+        r"worker 0: [1-9]\d* rows in \d+ parts, [1-9]\d* keys, \d+ late, 0 failed values, [1-9]\d* rows out",
     )
     .unwrap();
     p.exp_regex(
-        r"worker 1: [1-9]\d* rows in \d+ parts, [1-9]\d* keys, \d+ late, [1-9]\d* rows out",
+        r"worker 1: [1-9]\d* rows in \d+ parts, [1-9]\d* keys, \d+ late, 0 failed values, [1-9]\d* rows out",
     )
     .unwrap();
     p.send_control('d').unwrap();

@@ -107,7 +107,12 @@ impl Config {
 
     /// Workers in the whole computation.
     pub fn total_workers(&self) -> usize {
-        self.workers * self.cluster.as_ref().map_or(1, |c| c.addresses.len())
+        self.workers * self.processes()
+    }
+
+    /// Processes in the computation (1 without a cluster).
+    pub fn processes(&self) -> usize {
+        self.cluster.as_ref().map_or(1, |c| c.addresses.len())
     }
 
     /// This process's index (0 without a cluster).

@@ -127,8 +127,13 @@ pub struct WorkerStats {
     pub rows: u64,
     /// Parts (slices of input batches) it processed.
     pub batches: u64,
-    /// Rows late for a RANGE window.
+    /// Rows late for a RANGE window: their RANGE aggregates are NULL.
     pub late_rows: u64,
+    /// Values that could not be computed from a row's data (overflow,
+    /// integer division by zero, a failing CAST) and were emitted as NULL.
+    pub failed_results: u64,
+    /// The latest such failure's message, if any.
+    pub last_failure: Option<String>,
     /// Distinct keys it holds (the most of any of the query's windows).
     pub keys: usize,
     /// Result rows it produced.

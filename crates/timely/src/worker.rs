@@ -133,6 +133,8 @@ pub(crate) fn run_worker(
         rows: stream_stats.rows,
         batches: stream_stats.batches,
         late_rows: stream_stats.late_rows,
+        failed_results: query_stats.failed_results,
+        last_failure: query_stats.last_error,
         keys: query_stats.keys.iter().copied().max().unwrap_or(0),
         rows_out: query_stats.rows_out,
     })

@@ -276,6 +276,42 @@ fn late_rows_are_counted_and_the_watermark_reaches_the_newest_event_time() {
 }
 
 #[test]
+fn values_that_cannot_be_computed_are_counted_as_on_the_embedded_engine() {
+    // `g` is 0 on about a third of the rows: integer division by zero.
+    let input = data(30, 11);
+    let sql = "SELECT k, 100 / g AS q, max(v) OVER (ROWS 3 PRECEDING) AS m FROM s GROUP BY k";
+    let engine = Engine::new();
+    let stream = engine
+        .register_stream("s", schema(), StreamOptions::default().event_time("ts"))
+        .unwrap();
+    let query = engine.query(sql).unwrap();
+    for batch in &input {
+        stream.push(batch.clone()).unwrap();
+        query.recv().unwrap();
+    }
+    let failed = query.stats().failed_results;
+    assert!(failed > 0);
+    let (_, stats) = distributed(sql, &Config::workers(3), input);
+    assert_eq!(
+        stats.workers.iter().map(|w| w.failed_results).sum::<u64>(),
+        failed
+    );
+    let messages: Vec<&str> = stats
+        .workers
+        .iter()
+        .filter(|w| w.failed_results > 0)
+        .map(|w| w.last_failure.as_deref().unwrap_or_default())
+        .collect();
+    assert!(!messages.is_empty());
+    for m in messages {
+        assert!(
+            m.contains("evaluating 100 / g") && m.contains("Divide by zero"),
+            "{m}"
+        );
+    }
+}
+
+#[test]
 fn limit_stops_after_n_rows_and_bad_input_is_an_error() {
     let input = data(30, 5);
     let (rows, stats) = distributed(
