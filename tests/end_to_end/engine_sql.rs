@@ -3583,6 +3583,83 @@ fn date_functions_bucket_event_time() {
 }
 
 #[test]
+fn a_timestamp_as_text_is_written_as_postgresql_and_duckdb_write_it() {
+    use arrow_array::TimestampMillisecondArray;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new(
+            "ts",
+            DataType::Timestamp(arrow_schema::TimeUnit::Millisecond, None),
+            true,
+        ),
+        Field::new("k", DataType::Utf8, true),
+    ]));
+    let engine = Engine::new();
+    let s = engine
+        .register_stream("t", schema.clone(), StreamOptions::default())
+        .unwrap();
+    // Every way a TIMESTAMP becomes text: a CAST, `::`, TRY_CAST, `||`, a
+    // function's text argument, a grouping key and a filter.
+    let q = engine
+        .query(
+            "SELECT CAST(ts AS VARCHAR) AS c, ts::TEXT AS colon, TRY_CAST(ts AS VARCHAR) AS try, \
+                    k || ts AS joined, concat(ts, '!') AS f, \
+                    CAST(TIMESTAMP '2024-02-29 12:34:56.120' AS VARCHAR) AS constant, \
+                    count(*) OVER (PARTITION BY CAST(ts AS VARCHAR)) AS n \
+             FROM t WHERE CAST(ts AS VARCHAR) LIKE '2024-%'",
+        )
+        .unwrap();
+    let b = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(TimestampMillisecondArray::from(vec![
+                Some(1_704_103_200_000),
+                Some(1_704_103_204_500),
+                None,
+                Some(1_704_103_200_000),
+                Some(-1),
+            ])),
+            Arc::new(StringArray::from(vec!["at ", "at ", "x", "again ", "y"])),
+        ],
+    )
+    .unwrap();
+    s.push(b).unwrap();
+    let out = q.recv().unwrap();
+    let text = |name: &str| {
+        strings(&out, name)
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+    };
+    let written = [
+        "2024-01-01 10:00:00",
+        "2024-01-01 10:00:04.5",
+        "2024-01-01 10:00:00",
+    ];
+    assert_eq!(text("c"), written);
+    assert_eq!(text("colon"), written);
+    assert_eq!(text("try"), written);
+    assert_eq!(
+        text("joined"),
+        [
+            "at 2024-01-01 10:00:00",
+            "at 2024-01-01 10:00:04.5",
+            "again 2024-01-01 10:00:00"
+        ]
+    );
+    assert_eq!(text("f")[1], "2024-01-01 10:00:04.5!");
+    assert_eq!(text("constant"), ["2024-02-29 12:34:56.12"; 3]);
+    assert_eq!(ints(&out, "n"), vec![Some(1), Some(1), Some(2)]);
+    // EXPLAIN and messages write the call as the CAST it is.
+    let plan = engine
+        .explain("SELECT k FROM t WHERE CAST(ts AS VARCHAR) > '2024'")
+        .unwrap();
+    assert!(
+        plan.contains("Filter: CAST(ts AS VARCHAR) > '2024'"),
+        "{plan}"
+    );
+}
+
+#[test]
 fn qualify_emits_only_the_rows_whose_windows_pass() {
     let (engine, s) = engine_with_s();
     // An alarm: rows whose two-row average exceeds 3. Dropped rows still

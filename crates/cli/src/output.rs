@@ -244,6 +244,16 @@ impl Drop for ResultWriter {
     }
 }
 
+/// `batches` as an aligned table, timestamps as the CSV and JSON outputs
+/// write them.
+fn table_text(batches: &[RecordBatch]) -> Result<String, OutputError> {
+    let options = arrow_cast::display::FormatOptions::default()
+        .with_timestamp_format(Some(csv_encode::TIMESTAMP_FORMAT));
+    arrow_cast::pretty::pretty_format_batches_with_options(batches, &options)
+        .map(|table| table.to_string())
+        .map_err(|e| OutputError::Failed(format!("formatting: {e}")))
+}
+
 /// Formats results and writes them to their destination.
 struct Printer {
     format: OutputFormat,
@@ -325,6 +335,7 @@ impl Printer {
                 let mut json = arrow_json::WriterBuilder::new()
                     .with_explicit_nulls(true)
                     .with_encoder_factory(crate::json_floats::non_finite_as_strings())
+                    .with_timestamp_format(csv_encode::TIMESTAMP_FORMAT.to_string())
                     .build::<_, arrow_json::writer::LineDelimited>(&mut self.buffer);
                 json.write(batch)
                     .map_err(|e| OutputError::Failed(format!("writing JSON: {e}")))?;
@@ -332,8 +343,7 @@ impl Printer {
                     .map_err(|e| OutputError::Failed(format!("writing JSON: {e}")))?;
             }
             OutputFormat::Table => {
-                let table = arrow_cast::pretty::pretty_format_batches(std::slice::from_ref(batch))
-                    .map_err(|e| OutputError::Failed(format!("formatting: {e}")))?;
+                let table = table_text(std::slice::from_ref(batch))?;
                 writeln!(self.buffer, "{table}").map_err(|e| OutputError::Failed(e.to_string()))?;
             }
         }
@@ -356,8 +366,7 @@ impl Printer {
             .map_err(|e| OutputError::Failed(e.to_string()))?;
         let shown = all.num_rows().min(LIVE_TABLE_ROWS);
         let newest = all.slice(all.num_rows() - shown, shown);
-        let table = arrow_cast::pretty::pretty_format_batches(&[newest])
-            .map_err(|e| OutputError::Failed(format!("formatting: {e}")))?;
+        let table = table_text(&[newest])?;
         writeln!(
             self.buffer,
             "{} new rows ({} in all); the newest {shown}:\n{table}",

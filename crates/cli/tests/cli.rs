@@ -760,8 +760,9 @@ fn having_prints_only_the_rows_whose_group_meets_it() {
 
 #[test]
 fn duckdb_and_standard_sql_forms_run_in_the_binary() {
-    // Wildcard options, GROUP BY ALL, a refined named window and DuckDB's
-    // time functions, each over SMALL as stream s (ts, k, v).
+    // Wildcard options, GROUP BY ALL, a refined named window, DuckDB's
+    // time functions and a timestamp as text, each over SMALL as stream s
+    // (ts, k, v).
     for (name, select, expected) in [
         (
             "wildcard",
@@ -783,6 +784,12 @@ fn duckdb_and_standard_sql_forms_run_in_the_binary() {
             "SELECT time_bucket(INTERVAL '7' DAY, epoch_ms(ts)) AS week, epoch(epoch_ms(ts)) AS e, \
                     date_diff('millisecond', epoch_ms(0), epoch_ms(ts)) AS d FROM s WHERE ts = 1",
             "week,e,d\n1969-12-29T00:00:00.000,0.001,1\n",
+        ),
+        (
+            "timestamp_text",
+            "SELECT CAST(epoch_ms(ts * 250) AS VARCHAR) AS t, k || epoch_ms(ts * 1000) AS j \
+             FROM s WHERE ts <= 2",
+            "t,j\n1970-01-01 00:00:00.25,a1970-01-01 00:00:01\n1970-01-01 00:00:00.5,a1970-01-01 00:00:02\n",
         ),
     ] {
         let script = format!(
@@ -2517,6 +2524,37 @@ fn decimal_columns_print_and_sum_exactly_in_every_format() {
         stdout(&out).contains(r#"{"k":"a","price":2.20,"total":3.30,"mean":1.65}"#),
         "{}",
         stdout(&out)
+    );
+}
+
+#[test]
+fn every_format_writes_timestamps_alike() {
+    let path = scratch(
+        "times.csv",
+        b"ts,k\n2024-01-01 10:00:00,a\n2024-01-01 10:00:04.5,b\n",
+    );
+    let sql = format!(
+        "CREATE STREAM t (ts TIMESTAMP, k VARCHAR) WITH (path = '{}'); SELECT ts, k FROM t;",
+        path.display()
+    );
+    let written = |format: &str| {
+        let out = run(&["--format", format, "-c", &sql]);
+        assert!(out.status.success(), "{format}: {}", stderr(&out));
+        stdout(&out)
+    };
+    assert_eq!(
+        written("csv"),
+        "ts,k\n2024-01-01T10:00:00.000,a\n2024-01-01T10:00:04.500,b\n"
+    );
+    assert_eq!(
+        written("json"),
+        "{\"ts\":\"2024-01-01T10:00:00.000\",\"k\":\"a\"}\n\
+         {\"ts\":\"2024-01-01T10:00:04.500\",\"k\":\"b\"}\n"
+    );
+    let table = written("table");
+    assert!(
+        table.contains("| 2024-01-01T10:00:00.000 | a |\n| 2024-01-01T10:00:04.500 | b |"),
+        "{table}"
     );
 }
 

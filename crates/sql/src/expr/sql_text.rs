@@ -83,6 +83,9 @@ pub fn sql_text(e: &Expr) -> String {
             not(*negated),
             list_text(list)
         ),
+        Expr::ScalarFunction(_) if let Some(ts) = super::timestamp_text::written_timestamp(e) => {
+            format!("CAST({} AS VARCHAR)", sql_text(ts))
+        }
         Expr::ScalarFunction(f) => format!("{}({})", f.name(), list_text(&f.args)),
         Expr::Case(Case {
             expr,
