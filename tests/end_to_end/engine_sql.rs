@@ -1395,6 +1395,17 @@ fn planning_errors_say_what_and_where() {
             13,
         ),
         (
+            "SELECT key, dense_rank() OVER (ORDER BY v) FROM s",
+            "the window function dense_rank (row_number, lag, first_value, last_value and the \
+             aggregates are supported)",
+            13,
+        ),
+        (
+            "SELECT lead(v) OVER (ROWS 3 PRECEDING) FROM s",
+            "lead (a stream cannot wait for later rows; lag reads earlier ones)",
+            8,
+        ),
+        (
             "SELECT count(DISTINCT v) OVER (ROWS 3 PRECEDING) FROM s",
             "count(DISTINCT …) (try approx_count_distinct)",
             8,

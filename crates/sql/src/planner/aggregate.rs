@@ -58,20 +58,25 @@ impl AggregatePlanner<'_> {
         let user = self.catalog.user_aggregate(&name);
         if user.is_none() {
             let reason = match name.as_str() {
-                "lead" => {
-                    Some("lead (a stream cannot wait for later rows; lag reads earlier ones)")
-                }
+                "lead" => Some(
+                    "lead (a stream cannot wait for later rows; lag reads earlier ones)".into(),
+                ),
                 "rank" | "dense_rank" | "percent_rank" | "cume_dist" | "ntile" | "nth_value" => {
-                    Some("this window function (row_number, lag and the aggregates are)")
+                    Some(format!(
+                        "the window function {name} (row_number, lag, first_value, last_value \
+                         and the aggregates are supported)"
+                    ))
                 }
                 "median" | "percentile_cont" | "percentile_disc" | "percentile" | "quantile"
                 | "quantile_cont" | "quantile_disc" | "mode" => Some(
                     "exact order statistics, which no window keeps in constant time per row \
-                     (try approx_median or approx_percentile)",
+                     (try approx_median or approx_percentile)"
+                        .into(),
                 ),
                 "string_agg" | "array_agg" | "listagg" | "group_concat" | "json_agg" => Some(
                     "aggregates whose result grows with the window, which no window computes \
-                     in constant time per row (lag and first_value read single rows)",
+                     in constant time per row (lag and first_value read single rows)"
+                        .into(),
                 ),
                 _ => None,
             };
