@@ -125,6 +125,7 @@ const SEEDS: &[&str] = &[
     "SELECT key, ts % 3, lag(v) OVER (ROWS 1 PRECEDING), count(*) FROM s GROUP BY ALL HAVING count(*) > 1",
     "SELECT * EXCLUDE (ts) REPLACE (max(v) OVER (ROWS 2 PRECEDING) AS v), s.* EXCLUDE key FROM s",
     "SELECT -(-9223372036854775807 - 1), - -v, ceil(CAST(v AS DECIMAL(38, 37))), floor(-2.50), trunc(CAST(v AS DECIMAL(5, 2)), 1) FROM s",
+    "SELECT CAST(epoch_ms(ts) AS VARCHAR), key || epoch_ms(ts), TRY_CAST(TIMESTAMP '2024-02-29 12:34:56.5' AS TEXT) FROM s WHERE CAST(epoch_ms(ts) AS VARCHAR) > '1970'",
 ];
 
 /// Tokens that may stand in for one another without breaking the syntax, so

@@ -1,10 +1,11 @@
 //! Sources declared in `CREATE STREAM … WITH (…)`: files (optionally
-//! followed as they grow), stdin and TCP clients in CSV or JSON lines,
-//! Arrow IPC files, and a generator of synthetic events.
+//! followed as they grow), stdin, TCP clients and a TCP server in CSV or
+//! JSON lines, Arrow IPC and Parquet files, the DEBS 2012 data, and a
+//! generator of synthetic events.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::{Shutdown, TcpListener, TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -44,7 +45,7 @@ pub enum SourceError {
     /// The file, stream or socket cannot be opened or read.
     #[error("{what}: {message}")]
     Io {
-        /// The file, `stdin` or the listening address.
+        /// The file, `stdin`, or the address listened on or connected to.
         what: String,
         /// The operating system's reason.
         message: String,
@@ -52,7 +53,7 @@ pub enum SourceError {
     /// A line does not parse with the stream's schema.
     #[error("{what}, line {line}: {message}")]
     Malformed {
-        /// The file, `stdin` or the listening address.
+        /// The file, `stdin`, or the address listened on or connected to.
         what: String,
         /// 1-based line number (for TCP, the client's own; `what` names
         /// the client).
@@ -186,7 +187,10 @@ pub enum SourceSpec {
     Stdin { text: TextOptions },
     /// Newline-delimited records from any number of TCP clients
     /// (`source = 'tcp', listen = 'host:port'`).
-    Tcp { listen: String, text: TextOptions },
+    TcpClients { listen: String, text: TextOptions },
+    /// Newline-delimited records read from a TCP server until it closes the
+    /// connection (`source = 'tcp', connect = 'host:port'`).
+    TcpServer { connect: String, text: TextOptions },
     /// Synthetic events (`source = 'generator'`).
     Generator {
         rate: f64,
@@ -319,6 +323,7 @@ const SOURCE_OPTIONS: &[&str] = &[
     "follow",
     "on_error",
     "listen",
+    "connect",
     "rate",
     "keys",
     "rows",
@@ -385,20 +390,43 @@ impl SourceSpec {
                 Some(SourceSpec::Stdin { text })
             }
             (Some("tcp"), _) => {
-                let listen = option(options, "listen").ok_or_else(|| {
-                    SourceError::bad_option("source", "source = 'tcp' needs listen = 'host:port'")
-                })?;
-                let text = text_options(options, false)?;
-                if matches!(text.format, Format::Arrow | Format::Parquet) {
-                    return Err(SourceError::bad_option(
-                        "format",
-                        "source = 'tcp' reads CSV or JSON lines, not Arrow or Parquet",
-                    ));
+                // A server's lines are one text, as stdin's are, that may
+                // start with a header; clients' lines interleave, so none
+                // is a header unless the stream says so.
+                let lines = |default_header| {
+                    let text = text_options(options, default_header)?;
+                    if matches!(text.format, Format::Arrow | Format::Parquet) {
+                        return Err(SourceError::bad_option(
+                            "format",
+                            "source = 'tcp' reads CSV or JSON lines, not Arrow or Parquet",
+                        ));
+                    }
+                    Ok(text)
+                };
+                match (option(options, "listen"), option(options, "connect")) {
+                    (Some(listen), None) => Some(SourceSpec::TcpClients {
+                        listen: listen.to_string(),
+                        text: lines(false)?,
+                    }),
+                    (None, Some(connect)) => Some(SourceSpec::TcpServer {
+                        connect: connect.to_string(),
+                        text: lines(true)?,
+                    }),
+                    (Some(_), Some(_)) => {
+                        return Err(SourceError::bad_option(
+                            "connect",
+                            "source = 'tcp' takes listen = 'host:port' (clients send lines to \
+                             sliq) or connect = 'host:port' (sliq reads a server's lines), not both",
+                        ));
+                    }
+                    (None, None) => {
+                        return Err(SourceError::bad_option(
+                            "source",
+                            "source = 'tcp' needs listen = 'host:port' (clients send lines to \
+                             sliq) or connect = 'host:port' (sliq reads a server's lines)",
+                        ));
+                    }
                 }
-                Some(SourceSpec::Tcp {
-                    listen: listen.to_string(),
-                    text,
-                })
             }
             (Some("generator"), _) => Some(SourceSpec::Generator {
                 rate: number(options, "rate")?.unwrap_or(0.0),
@@ -506,9 +534,13 @@ impl SourceSpec {
                 Some("source = 'stdin'"),
                 &["format", "header", "delimiter", "on_error"],
             ),
-            Some(SourceSpec::Tcp { .. }) => (
-                Some("source = 'tcp'"),
+            Some(SourceSpec::TcpClients { .. }) => (
+                Some("source = 'tcp' with listen"),
                 &["listen", "format", "header", "delimiter", "on_error"],
+            ),
+            Some(SourceSpec::TcpServer { .. }) => (
+                Some("source = 'tcp' with connect"),
+                &["connect", "format", "header", "delimiter", "on_error"],
             ),
             Some(SourceSpec::Generator { .. }) => {
                 (Some("source = 'generator'"), &["rate", "keys", "rows"])
@@ -525,7 +557,7 @@ impl SourceSpec {
         match self {
             SourceSpec::File { follow, .. } => !follow,
             SourceSpec::Stdin { .. } | SourceSpec::Debs { .. } => true,
-            SourceSpec::Tcp { .. } => false,
+            SourceSpec::TcpClients { .. } | SourceSpec::TcpServer { .. } => false,
             SourceSpec::Generator { rows, .. } => rows.is_some(),
         }
     }
@@ -584,7 +616,16 @@ impl SourceSpec {
                 };
                 text_reader(Box::new(io::stdin()), "stdin".into(), schema, *text, live)?
             }
-            SourceSpec::Tcp { listen, text } => {
+            SourceSpec::TcpServer { connect, text } => {
+                let input = connect_tcp(connect, Arc::clone(&stop))?;
+                let live = Liveness {
+                    live: true,
+                    follow: None,
+                    stop,
+                };
+                text_reader(input, connect.clone(), schema, *text, live)?
+            }
+            SourceSpec::TcpClients { listen, text } => {
                 let (input, clients) = listen_tcp(listen, Arc::clone(&stop))?;
                 let live = Liveness {
                     live: true,
@@ -720,7 +761,8 @@ pub(super) const MAX_LINE_BYTES: u64 = 16 << 20;
 /// [`ACCEPT_POLL`]) before it reports the address in use.
 const BIND_PATIENCE: Duration = Duration::from_secs(1);
 
-/// How often a TCP listener looks whether its query has stopped.
+/// How often a TCP listener, or the watch on a connection to a server,
+/// looks whether its query has stopped.
 const ACCEPT_POLL: Duration = Duration::from_millis(50);
 
 /// Accepts TCP clients on `listen` and merges their lines into one stream
@@ -775,6 +817,44 @@ fn listen_tcp(
         }
     });
     Ok((Box::new(reader), clients))
+}
+
+/// How long connecting to a TCP server may take.
+const CONNECT_PATIENCE: Duration = Duration::from_secs(10);
+
+/// Connects to the server at `connect` (`host:port`, each of the host's
+/// addresses in turn) and reads its lines until it closes the connection.
+/// Once `stop` is raised (the query ended) the connection is shut down, so
+/// that a read waiting on an idle server ends too.
+fn connect_tcp(connect: &str, stop: Arc<AtomicBool>) -> Result<Box<dyn Read + Send>, SourceError> {
+    let io_error = |e| SourceError::io(connect, e);
+    let mut failure = io::Error::new(io::ErrorKind::NotFound, "the host has no address");
+    let mut server = None;
+    for address in connect.to_socket_addrs().map_err(io_error)? {
+        match TcpStream::connect_timeout(&address, CONNECT_PATIENCE) {
+            Ok(stream) => {
+                server = Some(stream);
+                break;
+            }
+            Err(e) => failure = e,
+        }
+    }
+    let server = server.ok_or_else(|| io_error(failure))?;
+    let watched = server.try_clone().map_err(io_error)?;
+    note!(
+        "connected to {}",
+        server
+            .peer_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|_| connect.to_string())
+    );
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(ACCEPT_POLL);
+        }
+        let _ = watched.shutdown(Shutdown::Both);
+    });
+    Ok(Box::new(server))
 }
 
 /// Copies a TCP client's lines to `out`, recording each in `recorded`,

@@ -1636,6 +1636,101 @@ fn a_query_over_a_tcp_stream_frees_its_port_for_the_next_one() {
 }
 
 #[test]
+fn a_tcp_server_s_lines_are_read_live_until_it_closes() {
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    let sql = format!(
+        "CREATE STREAM t (k VARCHAR, v DOUBLE) \
+         WITH (source = 'tcp', connect = '127.0.0.1:{port}', on_error = 'skip'); \
+         SELECT k, sum(v) OVER (ROWS 9 PRECEDING) AS total FROM t GROUP BY k;"
+    );
+    let (mut child, out, err) = running_script(&sql);
+    let (mut feed, _) = server.accept().unwrap();
+    assert!(next_line(&err).contains("created stream t"));
+    assert_eq!(next_line(&err), format!("connected to 127.0.0.1:{port}"));
+    assert_eq!(next_line(&out), "k,total");
+    // A header, as a file may have; each row shows up while the
+    // connection stays open, and a malformed one is named by its line.
+    feed.write_all(b"k,v\na,1\n").unwrap();
+    assert_eq!(next_line(&out), "a,1.0");
+    feed.write_all(b"a,oops\na,2\n").unwrap();
+    assert_eq!(
+        next_line(&err),
+        format!("skipped 127.0.0.1:{port}, line 3: column 'v' (DOUBLE): cannot read 'oops'")
+    );
+    assert_eq!(next_line(&out), "a,3.0");
+    // The server closing the connection ends the query and the script.
+    drop(feed);
+    assert!(next_line(&err).contains("rows in 2, rows out 2"));
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+}
+
+#[test]
+fn a_query_at_its_limit_lets_go_of_an_idle_tcp_server() {
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    let sql = format!(
+        "CREATE STREAM t (k VARCHAR, v DOUBLE) WITH (source = 'tcp', connect = '127.0.0.1:{port}'); \
+         SELECT k, v FROM t LIMIT 1;"
+    );
+    let (mut child, out, _err) = running_script(&sql);
+    let (mut feed, _) = server.accept().unwrap();
+    assert_eq!(next_line(&out), "k,v");
+    feed.write_all(b"a,1\n").unwrap();
+    assert_eq!(next_line(&out), "a,1.0");
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    // The connection was shut down, though the server sent nothing more.
+    let mut rest = Vec::new();
+    feed.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    assert_eq!(std::io::Read::read_to_end(&mut feed, &mut rest).unwrap(), 0);
+}
+
+#[test]
+fn a_tcp_server_that_refuses_or_two_endpoints_are_errors() {
+    let port = free_port();
+    let out = run(&[
+        "-c",
+        &format!(
+            "CREATE STREAM t (k VARCHAR) WITH (source = 'tcp', connect = '127.0.0.1:{port}'); \
+             SELECT k FROM t;"
+        ),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(&format!("error: 127.0.0.1:{port}: Connection refused")),
+        "{}",
+        stderr(&out)
+    );
+    for (options, said) in [
+        (
+            "source = 'tcp', connect = 'h:1', listen = 'h:2'",
+            "error: source = 'tcp' takes listen = 'host:port' (clients send lines to sliq) or \
+             connect = 'host:port' (sliq reads a server's lines), not both at line 1, column 61",
+        ),
+        (
+            "source = 'tcp'",
+            "error: source = 'tcp' needs listen = 'host:port' (clients send lines to sliq) or \
+             connect = 'host:port' (sliq reads a server's lines) at line 1, column 44",
+        ),
+        (
+            "source = 'tcp', connect = 'h:1', follow = true",
+            "error: follow means nothing to source = 'tcp' with connect, which reads connect, \
+             format, header, delimiter, on_error at line 1, column 77",
+        ),
+    ] {
+        let out = run(&[
+            "-c",
+            &format!("CREATE STREAM t (k VARCHAR) WITH ({options})"),
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{options}");
+        assert_eq!(stderr(&out).lines().next(), Some(said), "{options}");
+    }
+}
+
+#[test]
 fn tcp_clients_long_lines_stay_whole_and_an_endless_one_is_cut_off() {
     let (mut child, port, out, err) = tcp_counting_query();
     // Two clients at once, each line far longer than a pipe writes at once.
