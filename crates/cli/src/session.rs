@@ -13,7 +13,7 @@ use sliq_engine::{Engine, EngineError, Executed, Query, Stream};
 
 use crate::console::note;
 use crate::output::{Destination, OutputError, OutputFormat, ResultWriter};
-use crate::source::{SourceError, SourceSpec};
+use crate::source::{BatchReader, SourceError, SourceSpec};
 
 /// Parsed batches queued for the windows. Deep enough that the reader, the
 /// windows and the output thread seldom wait for one another on two cores
@@ -86,6 +86,25 @@ pub struct Session {
     /// a reader left blocked on stdin after Ctrl-C would take the next
     /// statement typed.
     repl_reads_stdin: bool,
+}
+
+/// A source opened for one replay.
+struct OpenedSource {
+    reader: BatchReader,
+    /// Stops the reader (and frees its socket) when the replay ends,
+    /// however it ends.
+    stop: StopOnDrop,
+    /// Bytes read so far, for the progress bar.
+    bytes_read: Arc<AtomicU64>,
+}
+
+/// Raises its flag when dropped.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// What `.stats` shows of the last query run on timely workers.
@@ -426,15 +445,23 @@ impl Session {
             return self.follow_timely(query, &stream, spec, &config);
         }
         let live = spec.as_ref().is_none_or(|s| !s.is_finite());
+        // Opened before the header is written: a file that is missing or a
+        // server that refuses is the query's error, with no output.
+        let source = spec
+            .as_ref()
+            .map(|spec| Self::open_source(spec, &stream))
+            .transpose()?;
         let mut writer =
             ResultWriter::new(self.format, query.schema(), live, self.output.try_clone()?)?;
         // The header shows at once, even before a live source's first row.
         writer.flush()?;
         self.interrupted.store(false, Ordering::Relaxed);
         let start = Instant::now();
-        let rows_in = match spec {
-            Some(spec) => Some(self.drive(&spec, &stream, &query, &mut writer)?),
-            None => {
+        let rows_in = match (spec, source) {
+            (Some(spec), Some(source)) => {
+                Some(self.drive(&spec, source, &stream, &query, &mut writer)?)
+            }
+            _ => {
                 self.print_live(&query, &mut writer)?;
                 None
             }
@@ -664,31 +691,23 @@ impl Session {
         Ok(())
     }
 
-    /// Reads `spec` into `stream`, writing `query`'s results; returns rows read.
-    /// Parsing runs on its own thread, so that reading, windows and output
-    /// overlap on two cores.
-    fn drive(
-        &self,
-        spec: &SourceSpec,
-        stream: &Stream,
-        query: &Query,
-        writer: &mut ResultWriter,
-    ) -> Result<u64, SessionError> {
+    /// Opens `spec` for one replay into `stream`.
+    fn open_source(spec: &SourceSpec, stream: &Stream) -> Result<OpenedSource, SessionError> {
         let event_time = stream
             .info()
             .options
             .event_time_column()
             .map(str::to_string);
-        let stop = Arc::new(AtomicBool::new(false));
+        let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
         let bytes_read = Arc::new(AtomicU64::new(0));
         let mut reader = spec.open(
             stream.schema(),
             event_time.as_deref(),
-            Arc::clone(&stop),
+            Arc::clone(&stop.0),
             Arc::clone(&bytes_read),
         )?;
-        // Only this session starts queries, and it is busy here until the
-        // replay ends: the columns no query reads now stay unread.
+        // Only this session starts queries, and it is busy until the replay
+        // ends: the columns no query reads now stay unread.
         reader.leave_unread(
             stream
                 .columns_read()
@@ -696,6 +715,29 @@ impl Session {
                 .map(|read| !read)
                 .collect(),
         );
+        Ok(OpenedSource {
+            reader,
+            stop,
+            bytes_read,
+        })
+    }
+
+    /// Reads `source` (opened from `spec`) into `stream`, writing `query`'s
+    /// results; returns rows read. Parsing runs on its own thread, so that
+    /// reading, windows and output overlap on two cores.
+    fn drive(
+        &self,
+        spec: &SourceSpec,
+        source: OpenedSource,
+        stream: &Stream,
+        query: &Query,
+        writer: &mut ResultWriter,
+    ) -> Result<u64, SessionError> {
+        let OpenedSource {
+            reader,
+            stop,
+            bytes_read,
+        } = source;
         let live = !spec.is_finite();
         // A replay of a file shows its progress when stderr is a terminal.
         let progress = spec
@@ -711,7 +753,7 @@ impl Session {
             });
         let (batches, incoming) = crossbeam_channel::bounded(QUEUED_INPUT_BATCHES);
         {
-            let stop = Arc::clone(&stop);
+            let stop = Arc::clone(&stop.0);
             // Not joined: a parser blocked reading stdin or a socket ends at
             // its next batch, when it finds the channel closed.
             std::thread::Builder::new()
@@ -766,7 +808,7 @@ impl Session {
             }
             Ok(())
         })();
-        stop.store(true, Ordering::Relaxed);
+        drop(stop);
         if let Some(bar) = progress {
             bar.finish_and_clear();
         }

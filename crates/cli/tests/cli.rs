@@ -1689,7 +1689,7 @@ fn a_query_at_its_limit_lets_go_of_an_idle_tcp_server() {
 }
 
 #[test]
-fn a_tcp_server_that_refuses_or_two_endpoints_are_errors() {
+fn a_source_that_does_not_open_and_two_tcp_endpoints_are_errors() {
     let port = free_port();
     let out = run(&[
         "-c",
@@ -1701,6 +1701,19 @@ fn a_tcp_server_that_refuses_or_two_endpoints_are_errors() {
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains(&format!("error: 127.0.0.1:{port}: Connection refused")),
+        "{}",
+        stderr(&out)
+    );
+    // A source that does not open prints no header, as a missing file does.
+    assert_eq!(stdout(&out), "");
+    let out = run(&[
+        "-c",
+        "CREATE STREAM t (k VARCHAR) WITH (path = '/nonexistent-dir/t.csv'); SELECT k FROM t;",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "");
+    assert!(
+        stderr(&out).contains("error: /nonexistent-dir/t.csv: No such file or directory"),
         "{}",
         stderr(&out)
     );
