@@ -9,7 +9,7 @@ s VARCHAR)`:
   some ending before the current row, partitioned by a key, an expression or nothing, plus
   lag and row_number, under an optional WHERE and an optional QUALIFY or HAVING;
 - `expressions`: a random scalar expression (arithmetic, CASE, comparisons, IN, BETWEEN, LIKE,
-  string, math and time functions) per row.
+  string, math and time functions, parts of the difference of two timestamps) per row.
 
 Set-up (once): python3 -m venv /tmp/peers-venv && /tmp/peers-venv/bin/pip install duckdb==2.0.0
 
@@ -182,6 +182,9 @@ class Expressions:
             lambda: "(CAST(i AS DECIMAL(8, 1)) / 4)", lambda: f"date_part('hour', {self.ts(d - 1)})",
             lambda: f"({a()} / {r.choice(['4.0', '0.5', '-2.50', '3.0'])})",
             lambda: f"({a()} * {r.choice(['0.1', '1.25', '-0.003'])})",
+            lambda: f"date_part('{r.choice(['epoch', 'day', 'hour', 'minute', 'second', 'millisecond', 'microsecond', 'year', 'quarter'])}', "
+                    f"{self.ts(d - 1)} - {self.ts(d - 1)})",
+            lambda: f"epoch({self.ts(d - 1)} - {self.ts(d - 1)})",
         ])()
 
     def bool(self, d):

@@ -3671,6 +3671,83 @@ fn a_timestamp_as_text_is_written_as_postgresql_and_duckdb_write_it() {
 }
 
 #[test]
+fn parts_of_a_gap_between_events_are_read_as_duckdb_reads_them() {
+    use arrow_array::TimestampMillisecondArray;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new(
+            "ts",
+            DataType::Timestamp(arrow_schema::TimeUnit::Millisecond, None),
+            false,
+        ),
+        Field::new("k", DataType::Utf8, true),
+    ]));
+    let engine = Engine::new();
+    let s = engine
+        .register_stream(
+            "t",
+            schema.clone(),
+            StreamOptions::default().event_time("ts"),
+        )
+        .unwrap();
+    // The gap to the key's previous event, and minus it: DuckDB's values
+    // for a gap of 2 days 2 h 1 min 4.5 s.
+    let q = engine
+        .query(
+            "SELECT EXTRACT(EPOCH FROM gap) AS e, epoch(gap) AS e2, date_part('day', gap) AS d, \
+                    date_part('hour', gap) AS h, date_part('minute', gap) AS mi, \
+                    EXTRACT(SECOND FROM gap) AS sec, date_part('millisecond', gap) AS ms, \
+                    date_part('microseconds', gap) AS us, date_part('year', gap) AS y, \
+                    date_part('quarter', gap) AS q, epoch(back) AS back_e, \
+                    date_part('hour', back) AS back_h, date_part('ms', back) AS back_ms \
+             FROM (SELECT ts - lag(ts) OVER w AS gap, lag(ts) OVER w - ts AS back \
+                   FROM t GROUP BY k WINDOW w AS (ROWS 1 PRECEDING)) \
+             WHERE gap IS NOT NULL",
+        )
+        .unwrap();
+    let start = 1_703_923_140_000i64;
+    let later = start + 180_064_500;
+    let b = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(TimestampMillisecondArray::from(vec![
+                start, start, later, later,
+            ])),
+            Arc::new(StringArray::from(vec!["a", "b", "a", "b"])),
+        ],
+    )
+    .unwrap();
+    s.push(b).unwrap();
+    let out = q.recv().unwrap();
+    assert_eq!(floats(&out, "e"), some(&[180_064.5, 180_064.5]));
+    assert_eq!(floats(&out, "e2"), floats(&out, "e"));
+    assert_eq!(floats(&out, "back_e"), some(&[-180_064.5, -180_064.5]));
+    for (part, value) in [
+        ("d", 2),
+        ("h", 2),
+        ("mi", 1),
+        ("sec", 4),
+        ("ms", 4_500),
+        ("us", 4_500_000),
+        ("y", 0),
+        ("q", 1),
+        ("back_h", -2),
+        ("back_ms", -4_500),
+    ] {
+        assert_eq!(ints(&out, part), vec![Some(value); 2], "{part}");
+    }
+    // A length of time has no week or day of the week.
+    let err = engine
+        .query("SELECT date_part('dow', ts - ts) FROM t")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("date_part('dow', …) does not apply to a length of time (an INTERVAL)")
+            && err.contains("at line 1, column 8"),
+        "{err}"
+    );
+}
+
+#[test]
 fn qualify_emits_only_the_rows_whose_windows_pass() {
     let (engine, s) = engine_with_s();
     // An alarm: rows whose two-row average exceeds 3. Dropped rows still

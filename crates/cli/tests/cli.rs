@@ -761,8 +761,8 @@ fn having_prints_only_the_rows_whose_group_meets_it() {
 #[test]
 fn duckdb_and_standard_sql_forms_run_in_the_binary() {
     // Wildcard options, GROUP BY ALL, a refined named window, DuckDB's
-    // time functions and a timestamp as text, each over SMALL as stream s
-    // (ts, k, v).
+    // time functions, a timestamp as text and the parts of a difference of
+    // timestamps, each over SMALL as stream s (ts, k, v).
     for (name, select, expected) in [
         (
             "wildcard",
@@ -790,6 +790,13 @@ fn duckdb_and_standard_sql_forms_run_in_the_binary() {
             "SELECT CAST(epoch_ms(ts * 250) AS VARCHAR) AS t, k || epoch_ms(ts * 1000) AS j \
              FROM s WHERE ts <= 2",
             "t,j\n1970-01-01 00:00:00.25,a1970-01-01 00:00:01\n1970-01-01 00:00:00.5,a1970-01-01 00:00:02\n",
+        ),
+        (
+            "duration_parts",
+            "SELECT epoch(epoch_ms(ts * 1500) - epoch_ms(0)) AS e, \
+                    date_part('millisecond', epoch_ms(ts * 61500) - epoch_ms(0)) AS ms \
+             FROM s WHERE ts <= 2",
+            "e,ms\n1.5,1500\n3.0,3000\n",
         ),
     ] {
         let script = format!(

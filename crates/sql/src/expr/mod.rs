@@ -20,6 +20,7 @@ use crate::plan::Catalog;
 use crate::types::{arrow_type, sql_type_name};
 
 mod constants;
+mod duration_parts;
 mod float_comparison;
 mod functions;
 mod sql_text;
@@ -30,6 +31,7 @@ use constants::{
     integer_between, refused_constant,
 };
 pub use constants::{literal, negative_literal};
+use duration_parts::duration_part;
 use float_comparison::{canonical, compares, float_nullif};
 use functions::{
     DUCKDB_TIME_FUNCTIONS, is_clock_function, is_duckdb_time_function, operator_function,
@@ -997,6 +999,14 @@ impl<'a> ExprConverter<'a> {
             .zip(&coerced)
             .map(|(a, field)| self.cast_to(a, field.data_type()))
             .collect::<Result<Vec<_>, _>>()?;
+        if udf.name() == "date_part"
+            && let ([Expr::Literal(part, _), d], [_, field]) = (args.as_slice(), coerced.as_slice())
+            && let Some(part) = part.try_as_str().flatten()
+            && let DataType::Duration(unit) = field.data_type()
+        {
+            return duration_part(part, d.clone(), *unit)
+                .map_err(|why| SqlError::at(SqlErrorKind::Plan(why), location));
+        }
         if name == "nullif"
             && let ([a, b], [field, _]) = (args.as_slice(), coerced.as_slice())
             && let Some(by_value) = float_nullif(a, b, field.data_type())
