@@ -24,8 +24,9 @@ DOUBLE in both.
 Where the two engines differ by design, the expected values are adjusted, not reported:
 DuckDB's NaN where PostgreSQL and sliq give NULL (regr_slope, corr without variation), its
 NULL count_if on an empty frame (sliq: 0), its DOUBLE-typed `/` on integers (not generated),
-and the text of a timestamp in sliq's output formats (ISO 8601, not generated; `CAST(t AS
-VARCHAR)` is written as in DuckDB and is generated).
+and the text of a timestamp or a length of time in sliq's output formats (ISO 8601, not
+generated; `CAST(t AS VARCHAR)` and `CAST(t - u AS VARCHAR)` are written as in DuckDB and are
+generated).
 Floats compare to 1e-9 relative. Exit status 1 when any query differed or failed.
 """
 import argparse
@@ -220,6 +221,7 @@ class Expressions:
             lambda: f"regexp_replace({s()}, '[ab]', 'Q')", lambda: f"translate({s()}, 'ab', 'xy')",
             lambda: f"md5({s()})", lambda: f"strftime({self.ts(d - 1)}, '%Y-%m-%d %H:%M')",
             lambda: f"CAST({self.ts(d - 1)} AS VARCHAR)", lambda: f"({s()} || {self.ts(d - 1)})",
+            lambda: f"CAST({self.ts(d - 1)} - {self.ts(d - 1)} AS VARCHAR)",
         ])()
 
     def ts(self, d):

@@ -3613,7 +3613,7 @@ fn a_timestamp_as_text_is_written_as_postgresql_and_duckdb_write_it() {
     let q = engine
         .query(
             "SELECT CAST(ts AS VARCHAR) AS c, ts::TEXT AS colon, TRY_CAST(ts AS VARCHAR) AS try, \
-                    k || ts AS joined, concat(ts, '!') AS f, \
+                    k || ts AS joined, concat(ts, '!') AS f, md5(k) || ts AS view, \
                     CAST(TIMESTAMP '2024-02-29 12:34:56.120' AS VARCHAR) AS constant, \
                     count(*) OVER (PARTITION BY CAST(ts AS VARCHAR)) AS n \
              FROM t WHERE CAST(ts AS VARCHAR) LIKE '2024-%'",
@@ -3658,6 +3658,12 @@ fn a_timestamp_as_text_is_written_as_postgresql_and_duckdb_write_it() {
         ]
     );
     assert_eq!(text("f")[1], "2024-01-01 10:00:04.5!");
+    // md5 gives a string view, and the timestamp is cast to one.
+    assert!(
+        text("view")[1].ends_with("2024-01-01 10:00:04.5"),
+        "{:?}",
+        text("view")
+    );
     assert_eq!(text("constant"), ["2024-02-29 12:34:56.12"; 3]);
     assert_eq!(ints(&out, "n"), vec![Some(1), Some(1), Some(2)]);
     // EXPLAIN and messages write the call as the CAST it is.
@@ -3698,7 +3704,8 @@ fn parts_of_a_gap_between_events_are_read_as_duckdb_reads_them() {
                     EXTRACT(SECOND FROM gap) AS sec, date_part('millisecond', gap) AS ms, \
                     date_part('microseconds', gap) AS us, date_part('year', gap) AS y, \
                     date_part('quarter', gap) AS q, epoch(back) AS back_e, \
-                    date_part('hour', back) AS back_h, date_part('ms', back) AS back_ms \
+                    date_part('hour', back) AS back_h, date_part('ms', back) AS back_ms, \
+                    CAST(gap AS VARCHAR) AS text, back || '' AS back_text \
              FROM (SELECT ts - lag(ts) OVER w AS gap, lag(ts) OVER w - ts AS back \
                    FROM t GROUP BY k WINDOW w AS (ROWS 1 PRECEDING)) \
              WHERE gap IS NOT NULL",
@@ -3735,6 +3742,15 @@ fn parts_of_a_gap_between_events_are_read_as_duckdb_reads_them() {
     ] {
         assert_eq!(ints(&out, part), vec![Some(value); 2], "{part}");
     }
+    // As text, as DuckDB writes it.
+    let text = |name: &str| {
+        strings(&out, name)
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(text("text"), ["2 days 02:01:04.5"; 2]);
+    assert_eq!(text("back_text"), ["-2 days -02:01:04.5"; 2]);
     // A length of time has no week or day of the week.
     let err = engine
         .query("SELECT date_part('dow', ts - ts) FROM t")

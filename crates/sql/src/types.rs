@@ -115,6 +115,7 @@ pub fn sql_type_name(t: &DataType) -> String {
         DataType::Date32 => "DATE",
         DataType::Timestamp(_, None) => "TIMESTAMP",
         DataType::Timestamp(_, Some(_)) => "TIMESTAMP WITH TIME ZONE",
+        DataType::Duration(_) | DataType::Interval(_) => "INTERVAL",
         DataType::Decimal128(precision, scale) => return format!("DECIMAL({precision}, {scale})"),
         other => return other.to_string(),
     };

@@ -24,7 +24,7 @@ mod duration_parts;
 mod float_comparison;
 mod functions;
 mod sql_text;
-mod timestamp_text;
+mod temporal_text;
 
 use constants::{
     cast_constant, check_regex, constant_arithmetic, folded_call, integer_against_decimal,
@@ -41,7 +41,7 @@ pub use functions::{
     over_scalar_function, scalar_function, unknown_function,
 };
 pub use sql_text::sql_text;
-use timestamp_text::{timestamp_text, writes_timestamp_text};
+use temporal_text::{temporal_text, writes_temporal_text};
 
 /// The location of an AST node's start, when sqlparser knows it.
 pub fn location_of(node: &impl Spanned) -> Option<Location> {
@@ -599,8 +599,8 @@ impl<'a> ExprConverter<'a> {
                 let inner = self.convert(expr, aggregates)?;
                 let target = arrow_type(data_type).map_err(|err| err.or_at(location_of(e)))?;
                 let inner = self.rounded_for(inner, &target)?;
-                if writes_timestamp_text(&self.type_of(&inner)?, &target) {
-                    return timestamp_text(inner).map_err(|err| err.or_at(location_of(e)));
+                if writes_temporal_text(&self.type_of(&inner)?, &target) {
+                    return temporal_text(inner, &target).map_err(|err| err.or_at(location_of(e)));
                 }
                 match kind {
                     ast::CastKind::TryCast | ast::CastKind::SafeCast => {
@@ -1201,8 +1201,8 @@ impl<'a> ExprConverter<'a> {
                 "the text {text} is used as a {to}: write CAST({text} AS {to}) to read it as one"
             )));
         }
-        if writes_timestamp_text(&t, target) {
-            return timestamp_text(e);
+        if writes_temporal_text(&t, target) {
+            return temporal_text(e, target);
         }
         let e = self.rounded_for(e, target)?;
         cast_constant(Expr::Cast(Cast::new(Box::new(e), target.clone())))

@@ -83,7 +83,7 @@ pub fn sql_text(e: &Expr) -> String {
             not(*negated),
             list_text(list)
         ),
-        Expr::ScalarFunction(_) if let Some(ts) = super::timestamp_text::written_timestamp(e) => {
+        Expr::ScalarFunction(_) if let Some(ts) = super::temporal_text::written_temporal(e) => {
             format!("CAST({} AS VARCHAR)", sql_text(ts))
         }
         Expr::ScalarFunction(f) => format!("{}({})", f.name(), list_text(&f.args)),
@@ -125,10 +125,14 @@ fn literal_text(v: &ScalarValue) -> String {
     }
 }
 
-/// A date, time or interval constant as arrow formats it
-/// (`2024-01-01T00:00:00`); its scalar's own display gives a timestamp's
-/// raw count of units.
+/// A date, time or interval constant: a timestamp or a length of time as
+/// `CAST(… AS VARCHAR)` writes it (`2024-01-01 00:00:00.5`), others as
+/// arrow formats them (its scalar's own display would give a timestamp's
+/// raw count of units).
 fn temporal_text(v: &ScalarValue) -> String {
+    if let Some(text) = super::temporal_text::constant_text(v) {
+        return text;
+    }
     let formatted = v.to_array().ok().and_then(|array| {
         let formatter = ArrayFormatter::try_new(&array, &FormatOptions::default()).ok()?;
         Some(formatter.value(0).to_string())
@@ -234,7 +238,7 @@ mod tests {
                     Some(1_704_067_200_500),
                     None,
                 ))),
-                "ts > TIMESTAMP '2024-01-01T00:00:00.500'",
+                "ts > TIMESTAMP '2024-01-01 00:00:00.5'",
             ),
         ];
         for (e, sql) in cases {
