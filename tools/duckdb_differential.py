@@ -222,6 +222,7 @@ class Expressions:
             lambda: f"md5({s()})", lambda: f"strftime({self.ts(d - 1)}, '%Y-%m-%d %H:%M')",
             lambda: f"CAST({self.ts(d - 1)} AS VARCHAR)", lambda: f"({s()} || {self.ts(d - 1)})",
             lambda: f"CAST({self.ts(d - 1)} - {self.ts(d - 1)} AS VARCHAR)",
+            lambda: f"CAST(CAST({self.ts(d - 1)} AS DATE) {r.choice(['+', '-'])} {self.num(d - 1)} % 400 AS VARCHAR)",
         ])()
 
     def ts(self, d):

@@ -3593,9 +3593,8 @@ fn date_functions_bucket_event_time() {
     );
 }
 
-#[test]
-fn a_timestamp_as_text_is_written_as_postgresql_and_duckdb_write_it() {
-    use arrow_array::TimestampMillisecondArray;
+/// An engine with the stream `t (ts TIMESTAMP, k VARCHAR)` under `options`.
+fn engine_with_timestamps(options: StreamOptions) -> (Engine, sliq::Stream) {
     let schema = Arc::new(Schema::new(vec![
         Field::new(
             "ts",
@@ -3605,9 +3604,26 @@ fn a_timestamp_as_text_is_written_as_postgresql_and_duckdb_write_it() {
         Field::new("k", DataType::Utf8, true),
     ]));
     let engine = Engine::new();
-    let s = engine
-        .register_stream("t", schema.clone(), StreamOptions::default())
-        .unwrap();
+    let s = engine.register_stream("t", schema, options).unwrap();
+    (engine, s)
+}
+
+/// A batch of [`engine_with_timestamps`]'s stream: epoch milliseconds and keys.
+fn timestamps_and_keys(ts: Vec<Option<i64>>, k: Vec<&str>) -> RecordBatch {
+    let (ts, k) = (
+        arrow_array::TimestampMillisecondArray::from(ts),
+        StringArray::from(k),
+    );
+    RecordBatch::try_from_iter([
+        ("ts", Arc::new(ts) as arrow_array::ArrayRef),
+        ("k", Arc::new(k) as arrow_array::ArrayRef),
+    ])
+    .unwrap()
+}
+
+#[test]
+fn a_timestamp_as_text_is_written_as_postgresql_and_duckdb_write_it() {
+    let (engine, s) = engine_with_timestamps(StreamOptions::default());
     // Every way a TIMESTAMP becomes text: a CAST, `::`, TRY_CAST, `||`, a
     // function's text argument, a grouping key and a filter.
     let q = engine
@@ -3619,21 +3635,17 @@ fn a_timestamp_as_text_is_written_as_postgresql_and_duckdb_write_it() {
              FROM t WHERE CAST(ts AS VARCHAR) LIKE '2024-%'",
         )
         .unwrap();
-    let b = RecordBatch::try_new(
-        schema,
+    s.push(timestamps_and_keys(
         vec![
-            Arc::new(TimestampMillisecondArray::from(vec![
-                Some(1_704_103_200_000),
-                Some(1_704_103_204_500),
-                None,
-                Some(1_704_103_200_000),
-                Some(-1),
-            ])),
-            Arc::new(StringArray::from(vec!["at ", "at ", "x", "again ", "y"])),
+            Some(1_704_103_200_000),
+            Some(1_704_103_204_500),
+            None,
+            Some(1_704_103_200_000),
+            Some(-1),
         ],
-    )
+        vec!["at ", "at ", "x", "again ", "y"],
+    ))
     .unwrap();
-    s.push(b).unwrap();
     let out = q.recv().unwrap();
     let text = |name: &str| {
         strings(&out, name)
@@ -3677,24 +3689,58 @@ fn a_timestamp_as_text_is_written_as_postgresql_and_duckdb_write_it() {
 }
 
 #[test]
+fn a_date_plus_or_minus_a_number_of_days_is_a_date() {
+    // As in PostgreSQL and DuckDB: DATE ± n, n + DATE, and DATE - DATE in days.
+    let out = run(
+        "SELECT DATE '2024-02-28' + ts / 1000 AS later, ts / 1000 + DATE '2024-02-28' AS also, \
+                    DATE '2024-03-01' - ts / 1000 AS earlier, \
+                    DATE '2024-03-01' - DATE '2024-02-28' AS days, \
+                    DATE '2024-01-01' + ts * 1000000000 AS past_the_calendar FROM s",
+    );
+    let dates = |name: &str| {
+        let column = out.column_by_name(name).unwrap();
+        let text = arrow_cast::cast(column, &DataType::Utf8).unwrap();
+        text.as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap()
+            .iter()
+            .map(|d| d.map(str::to_string))
+            .collect::<Vec<_>>()
+    };
+    // ts / 1000 is 1, 2, 3, …: a leap year's February.
+    assert_eq!(
+        dates("later")[..3],
+        [
+            Some("2024-02-29".into()),
+            Some("2024-03-01".into()),
+            Some("2024-03-02".into())
+        ]
+    );
+    assert_eq!(dates("also"), dates("later"));
+    assert_eq!(dates("earlier")[0], Some("2024-02-29".into()));
+    assert_eq!(ints(&out, "days")[0], Some(2));
+    assert!(dates("past_the_calendar").iter().all(Option::is_none));
+    // Other types name themselves as SQL does.
+    let (engine, _s) = engine_with_s();
+    let err = engine
+        .query("SELECT 1 - DATE '2024-01-01' FROM s")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("the operator - does not apply to BIGINT (1) and DATE"),
+        "{err}"
+    );
+    // A constant past a DATE's range is the query's error.
+    let err = engine
+        .query("SELECT DATE '2024-01-01' + 9223372036854775807 FROM s")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("cannot be computed"), "{err}");
+}
+
+#[test]
 fn parts_of_a_gap_between_events_are_read_as_duckdb_reads_them() {
-    use arrow_array::TimestampMillisecondArray;
-    let schema = Arc::new(Schema::new(vec![
-        Field::new(
-            "ts",
-            DataType::Timestamp(arrow_schema::TimeUnit::Millisecond, None),
-            false,
-        ),
-        Field::new("k", DataType::Utf8, true),
-    ]));
-    let engine = Engine::new();
-    let s = engine
-        .register_stream(
-            "t",
-            schema.clone(),
-            StreamOptions::default().event_time("ts"),
-        )
-        .unwrap();
+    let (engine, s) = engine_with_timestamps(StreamOptions::default().event_time("ts"));
     // The gap to the key's previous event, and minus it: DuckDB's values
     // for a gap of 2 days 2 h 1 min 4.5 s.
     let q = engine
@@ -3713,17 +3759,11 @@ fn parts_of_a_gap_between_events_are_read_as_duckdb_reads_them() {
         .unwrap();
     let start = 1_703_923_140_000i64;
     let later = start + 180_064_500;
-    let b = RecordBatch::try_new(
-        schema,
-        vec![
-            Arc::new(TimestampMillisecondArray::from(vec![
-                start, start, later, later,
-            ])),
-            Arc::new(StringArray::from(vec!["a", "b", "a", "b"])),
-        ],
-    )
+    s.push(timestamps_and_keys(
+        vec![Some(start), Some(start), Some(later), Some(later)],
+        vec!["a", "b", "a", "b"],
+    ))
     .unwrap();
-    s.push(b).unwrap();
     let out = q.recv().unwrap();
     assert_eq!(floats(&out, "e"), some(&[180_064.5, 180_064.5]));
     assert_eq!(floats(&out, "e2"), floats(&out, "e"));

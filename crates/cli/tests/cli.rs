@@ -1642,10 +1642,16 @@ fn a_query_over_a_tcp_stream_frees_its_port_for_the_next_one() {
     assert!(status.success(), "{status}");
 }
 
-#[test]
-fn a_tcp_server_s_lines_are_read_live_until_it_closes() {
+/// A server for a `connect` source to read from, and its port.
+fn feed_server() -> (std::net::TcpListener, u16) {
     let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = server.local_addr().unwrap().port();
+    (server, port)
+}
+
+#[test]
+fn a_tcp_server_s_lines_are_read_live_until_it_closes() {
+    let (server, port) = feed_server();
     let sql = format!(
         "CREATE STREAM t (k VARCHAR, v DOUBLE) \
          WITH (source = 'tcp', connect = '127.0.0.1:{port}', on_error = 'skip'); \
@@ -1675,8 +1681,7 @@ fn a_tcp_server_s_lines_are_read_live_until_it_closes() {
 
 #[test]
 fn a_query_at_its_limit_lets_go_of_an_idle_tcp_server() {
-    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = server.local_addr().unwrap().port();
+    let (server, port) = feed_server();
     let sql = format!(
         "CREATE STREAM t (k VARCHAR, v DOUBLE) WITH (source = 'tcp', connect = '127.0.0.1:{port}'); \
          SELECT k, v FROM t LIMIT 1;"

@@ -97,6 +97,12 @@ const QUERIES: &[&str] = &[
 
 /// The embedded engine's rows for `sql`.
 fn embedded(sql: &str, input: &[RecordBatch]) -> Vec<Row> {
+    embedded_run(sql, input).2
+}
+
+/// `input` run through `sql` on an embedded engine: the engine, the query
+/// (for their counters) and its rows.
+fn embedded_run(sql: &str, input: &[RecordBatch]) -> (Engine, sliq_engine::Query, Vec<Row>) {
     let engine = Engine::new();
     let stream = engine
         .register_stream("s", schema(), StreamOptions::default().event_time("ts"))
@@ -107,7 +113,7 @@ fn embedded(sql: &str, input: &[RecordBatch]) -> Vec<Row> {
         stream.push(batch.clone()).unwrap();
         rows.extend(rows_of(&query.recv().unwrap()));
     }
-    rows
+    (engine, query, rows)
 }
 
 fn job(sql: &str) -> Job {
@@ -259,15 +265,7 @@ fn late_rows_are_counted_and_the_watermark_reaches_the_newest_event_time() {
         .max()
         .unwrap();
     let sql = QUERIES[1];
-    let engine = Engine::new();
-    let stream = engine
-        .register_stream("s", schema(), StreamOptions::default().event_time("ts"))
-        .unwrap();
-    let query = engine.query(sql).unwrap();
-    for batch in &input {
-        stream.push(batch.clone()).unwrap();
-        query.recv().unwrap();
-    }
+    let (engine, ..) = embedded_run(sql, &input);
     let late = engine.stats().streams[0].late_rows;
     assert!(late > 0);
     let (_, stats) = distributed(sql, &Config::workers(3), input);
@@ -280,15 +278,7 @@ fn values_that_cannot_be_computed_are_counted_as_on_the_embedded_engine() {
     // `g` is 0 on about a third of the rows: integer division by zero.
     let input = data(30, 11);
     let sql = "SELECT k, 100 / g AS q, max(v) OVER (ROWS 3 PRECEDING) AS m FROM s GROUP BY k";
-    let engine = Engine::new();
-    let stream = engine
-        .register_stream("s", schema(), StreamOptions::default().event_time("ts"))
-        .unwrap();
-    let query = engine.query(sql).unwrap();
-    for batch in &input {
-        stream.push(batch.clone()).unwrap();
-        query.recv().unwrap();
-    }
+    let (_, query, _) = embedded_run(sql, &input);
     let failed = query.stats().failed_results;
     assert!(failed > 0);
     let (_, stats) = distributed(sql, &Config::workers(3), input);

@@ -1188,7 +1188,10 @@ impl<'a> ExprConverter<'a> {
         }
         if !arrow_cast_ok(&t, target) {
             return Err(SqlError::plan(format!(
-                "cannot use a {t} value ({e}) as {target}"
+                "cannot use {} ({}) as {}",
+                sql_text(&e),
+                sql_type_name(&t),
+                sql_type_name(target)
             )));
         }
         // Text read as a number, a time or a boolean without a CAST would
@@ -1309,6 +1312,25 @@ impl<'a> ExprConverter<'a> {
 
     /// `l op r`, its operands coerced to types the operator takes; `written`
     /// are the operands as the query wrote them, for the error.
+    /// `date op days` for a DATE and a whole number of days (see
+    /// [`date_and_days`]): the date's day number, in BIGINT, plus or minus
+    /// the days, read back as a DATE (a day number past a DATE's range is
+    /// that row's failure, as a failing CAST is).
+    fn date_plus_days(
+        &self,
+        date: &Expr,
+        op: Operator,
+        days: &Expr,
+        written: [&ast::Expr; 2],
+    ) -> Result<Expr, SqlError> {
+        let day_number = self.cast_to(date.clone(), &DataType::Int32)?;
+        let day_number = self.cast_to(day_number, &DataType::Int64)?;
+        let days = self.cast_to(days.clone(), &DataType::Int64)?;
+        let sum = self.binary(day_number, op, days, written)?;
+        let sum = self.cast_to(sum, &DataType::Int32)?;
+        self.cast_to(sum, &DataType::Date32)
+    }
+
     fn binary(
         &self,
         l: Expr,
@@ -1317,6 +1339,9 @@ impl<'a> ExprConverter<'a> {
         written: [&ast::Expr; 2],
     ) -> Result<Expr, SqlError> {
         let (lt, rt) = (self.type_of(&l)?, self.type_of(&r)?);
+        if let Some((date, days, op)) = date_and_days(&l, &lt, op, &r, &rt) {
+            return self.date_plus_days(date, op, days, written);
+        }
         let integer_comparison = integer_against_decimal(&l, &lt, op, &r)
             .or_else(|| integer_against_decimal(&r, &rt, op.swap()?, &l));
         if let Some(comparison) = integer_comparison {
@@ -1354,6 +1379,26 @@ impl<'a> ExprConverter<'a> {
             }
             _ => Ok(e),
         }
+    }
+}
+
+/// The DATE, the whole number of days and the operator of `DATE + n`, `n +
+/// DATE` or `DATE - n`, which PostgreSQL and DuckDB read as a date that
+/// many days later or earlier (DataFusion would take `n` for an interval,
+/// and refuse).
+fn date_and_days<'a>(
+    l: &'a Expr,
+    lt: &DataType,
+    op: Operator,
+    r: &'a Expr,
+    rt: &DataType,
+) -> Option<(&'a Expr, &'a Expr, Operator)> {
+    match (lt, op, rt) {
+        (DataType::Date32, Operator::Plus | Operator::Minus, n) if n.is_integer() => {
+            Some((l, r, op))
+        }
+        (n, Operator::Plus, DataType::Date32) if n.is_integer() => Some((r, l, op)),
+        _ => None,
     }
 }
 
