@@ -1005,6 +1005,19 @@ fn statements_create_describe_show_insert_set_drop() {
     let third = q.recv().unwrap();
     assert_eq!(strings(&third, "k"), vec![None]);
     assert_eq!(floats(&third, "s"), some(&[4.0]));
+    // Columns are named as in a SELECT: quoted or not, in any case; each once.
+    engine
+        .execute("INSERT INTO t (X, \"ts\") VALUES (1, 3000)")
+        .unwrap();
+    assert_eq!(floats(&q.recv().unwrap(), "s"), some(&[5.0]));
+    let err = engine
+        .execute("INSERT INTO t (x, ts, X) VALUES (1, 2, 3)")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err.lines().next(),
+        Some("column 'x' is given twice in the INSERT at line 1, column 23")
+    );
     engine
         .execute("DROP STREAM t; DROP STREAM IF EXISTS t")
         .unwrap();

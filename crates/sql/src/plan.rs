@@ -505,6 +505,17 @@ pub enum Statement {
     Query(Box<QueryPlan>),
 }
 
+/// The position of the column `name` among `fields`: the one spelt exactly
+/// so, else the first whose name differs only in case (SQL folds unquoted
+/// names; a stream declared with `"Wert"` is read as `wert` too).
+pub(crate) fn column_position(fields: &arrow_schema::Fields, name: &str) -> Option<usize> {
+    fields.iter().position(|f| f.name() == name).or_else(|| {
+        fields
+            .iter()
+            .position(|f| f.name().eq_ignore_ascii_case(name))
+    })
+}
+
 /// What the planner needs to know about streams and user functions.
 pub trait Catalog {
     /// The schema and event-time column of a stream.

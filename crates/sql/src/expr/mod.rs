@@ -1149,12 +1149,8 @@ impl<'a> ExprConverter<'a> {
     fn column(&self, name: &str, location: Option<Location>) -> Result<Expr, SqlError> {
         let schema = self.schema.borrow();
         let fields = schema.fields();
-        let found = fields
-            .iter()
-            .find(|f| f.name() == name)
-            .or_else(|| fields.iter().find(|f| f.name().eq_ignore_ascii_case(name)));
-        match found {
-            Some(f) => Ok(Expr::Column(Column::new_unqualified(f.name()))),
+        match crate::plan::column_position(fields, name) {
+            Some(i) => Ok(Expr::Column(Column::new_unqualified(fields[i].name()))),
             None => {
                 let names: Vec<&str> = fields
                     .iter()

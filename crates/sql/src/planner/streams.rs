@@ -10,7 +10,7 @@ use sqlparser::ast::{self, SetExpr};
 use super::{object_name, unknown_stream};
 use crate::error::{SqlError, SqlErrorKind, closest, did_you_mean};
 use crate::expr::{ExprConverter, Place, df_schema, ident_location, location_of, span_location};
-use crate::plan::{Catalog, Statement, StreamDefinition, StreamOption};
+use crate::plan::{Catalog, Statement, StreamDefinition, StreamOption, column_position};
 use crate::types::{arrow_type, sql_type_name};
 
 pub(super) fn create_stream(create: &ast::CreateTable) -> Result<Statement, SqlError> {
@@ -191,29 +191,33 @@ pub(super) fn plan_insert(
             "INSERT … SELECT (use INSERT … VALUES)",
         ));
     };
-    let columns: Vec<usize> = if insert.columns.is_empty() {
-        (0..schema.fields().len()).collect()
-    } else {
-        insert
-            .columns
-            .iter()
-            .map(|c| {
-                let name = c.to_string();
-                schema.index_of(&name).map_err(|_| {
-                    let names = schema.fields().iter().map(|f| f.name().as_str());
-                    SqlError::at(
-                        SqlErrorKind::UnknownColumn {
-                            name: name.clone(),
-                            relation: format!("stream '{stream}'"),
-                            suggestion: closest(&name, names.clone()),
-                            columns: names.map(str::to_string).collect(),
-                        },
-                        location_of(c),
-                    )
-                })
-            })
-            .collect::<Result<_, _>>()?
-    };
+    let mut columns: Vec<usize> = Vec::new();
+    for c in &insert.columns {
+        let name = object_name(c);
+        let Some(i) = column_position(schema.fields(), &name) else {
+            let names = schema.fields().iter().map(|f| f.name().as_str());
+            return Err(SqlError::at(
+                SqlErrorKind::UnknownColumn {
+                    name: name.clone(),
+                    relation: format!("stream '{stream}'"),
+                    suggestion: closest(&name, names.clone()),
+                    columns: names.map(str::to_string).collect(),
+                },
+                location_of(c),
+            ));
+        };
+        if columns.contains(&i) {
+            return Err(SqlError::plan(format!(
+                "column '{}' is given twice in the INSERT",
+                schema.field(i).name()
+            ))
+            .or_at(location_of(c)));
+        }
+        columns.push(i);
+    }
+    if insert.columns.is_empty() {
+        columns = (0..schema.fields().len()).collect();
+    }
     if let Some(left_out) =
         (0..schema.fields().len()).find(|i| !columns.contains(i) && !schema.field(*i).is_nullable())
     {
