@@ -938,6 +938,29 @@ fn a_json_line_nested_too_deep_is_a_bad_line_not_a_crash() {
 }
 
 #[test]
+fn json_lines_that_do_not_fit_are_named_in_the_stream_s_terms() {
+    let out = csv_script(
+        "unfit.jsonl",
+        b"{\"ts\": 1, \"k\": \"a\"}\n{\"ts\": \"x\", \"k\": \"b\"}\n[1, 2]\n\
+          {\"ts\": 3, \"k\": {\"a\": 1}}\n{\"k\": \"c\"}\n{\"ts\": 4, \"k\": \"d\"}\n",
+        "CREATE STREAM s (ts BIGINT NOT NULL, k VARCHAR) \
+           WITH (path = '{path}', format = 'jsonl', on_error = 'skip'); \
+         SELECT ts, k FROM s;",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "ts,k\n1,a\n4,d\n");
+    let err = stderr(&out);
+    for said in [
+        "unfit.jsonl, line 2: column 'ts' (BIGINT): cannot read \"x\"",
+        "unfit.jsonl, line 3: not a JSON object: [1, 2]",
+        "unfit.jsonl, line 4: column 'k' (VARCHAR): cannot read {\"a\": 1}",
+        "unfit.jsonl, line 5: column 'ts' (BIGINT) is NOT NULL, and the line gives it no value",
+    ] {
+        assert!(err.contains(said), "{said}\n{err}");
+    }
+}
+
+#[test]
 fn a_file_without_line_breaks_ends_the_replay_instead_of_filling_memory() {
     // /dev/zero, or a binary file read as CSV, grew one line buffer until
     // the allocator gave up; the rows before such a line still come out.

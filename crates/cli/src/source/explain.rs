@@ -1,15 +1,16 @@
-//! Why a CSV line does not fit its stream, said in the stream's terms: the
-//! number of fields against the stream's columns, the column whose text does
-//! not read as its type, or the column holding bytes that are not UTF-8.
-//! (arrow-csv's own messages number columns from 0 and lines from the start
-//! of each decoder, which here is the bad line.)
+//! Why a CSV or JSON line does not fit its stream, said in the stream's
+//! terms: the number of fields against the stream's columns, the column
+//! whose value does not read as its type, the column holding bytes that are
+//! not UTF-8, a NOT NULL column the line leaves out. (arrow-csv's own
+//! messages number columns from 0 and lines from the start of each decoder,
+//! which here is the bad line; arrow-json's name arrow's types and internals.)
 
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Float64Type;
 use arrow_cast::parse::Parser;
-use arrow_schema::{DataType, Field, Schema};
+use arrow_schema::{ArrowError, DataType, Field, Schema};
 
 use super::TextOptions;
 use super::decoder::{FileColumns, TextDecoder};
@@ -91,6 +92,39 @@ pub(super) fn explain(
     })
 }
 
+/// arrow-json's `error` for one line of JSON with `schema`, in the stream's
+/// terms; `None` for an error it does not know.
+pub(super) fn explain_json(schema: &Schema, error: &ArrowError) -> Option<String> {
+    let ArrowError::JsonError(message) = error else {
+        return None;
+    };
+    let column = |name: &str| {
+        let field = schema.field_with_name(name).ok()?;
+        Some(format!(
+            "column '{name}' ({})",
+            sliq_sql::sql_type_name(field.data_type())
+        ))
+    };
+    if let Some(rest) = message.strip_prefix("whilst decoding field '") {
+        let (name, why) = rest.split_once("': ")?;
+        let value = match why.strip_prefix("failed to parse ") {
+            Some(parsed) => parsed.rsplit_once(" as ")?.0,
+            None => why.strip_prefix("expected ")?.split_once(" got ")?.1,
+        };
+        return Some(format!("{}: cannot read {value}", column(name)?));
+    }
+    if let Some(value) = message.strip_prefix("expected { got ") {
+        return Some(format!("not a JSON object: {value}"));
+    }
+    let field =
+        message.strip_prefix("Encountered unmasked nulls in non-nullable StructArray child: ")?;
+    let name = field.split('"').nth(1)?;
+    Some(format!(
+        "{} is NOT NULL, and the line gives it no value",
+        column(name)?
+    ))
+}
+
 /// The index of the field holding byte `at` of a CSV `line`: delimiters
 /// outside double quotes counted before it.
 fn field_at(line: &[u8], at: usize, delimiter: u8) -> usize {
@@ -127,6 +161,38 @@ mod tests {
             Field::new("key", DataType::Utf8, true),
             Field::new("v", DataType::Float64, true),
         ])
+    }
+
+    #[test]
+    fn arrow_json_s_errors_are_said_in_the_stream_s_terms() {
+        let schema = Schema::new(vec![
+            Field::new("ts", DataType::Int64, false),
+            Field::new("key", DataType::Utf8, true),
+        ]);
+        let said =
+            |message: &str| explain_json(&schema, &ArrowError::JsonError(message.to_string()));
+        assert_eq!(
+            said("whilst decoding field 'ts': failed to parse \"x\" as Int64").as_deref(),
+            Some("column 'ts' (BIGINT): cannot read \"x\"")
+        );
+        assert_eq!(
+            said("whilst decoding field 'key': expected string got {\"a\": 1}").as_deref(),
+            Some("column 'key' (VARCHAR): cannot read {\"a\": 1}")
+        );
+        assert_eq!(
+            said("expected { got [1, 2, 3]").as_deref(),
+            Some("not a JSON object: [1, 2, 3]")
+        );
+        assert_eq!(
+            said("Encountered unmasked nulls in non-nullable StructArray child: Field { \"ts\": Int64 }")
+                .as_deref(),
+            Some("column 'ts' (BIGINT) is NOT NULL, and the line gives it no value")
+        );
+        assert_eq!(said("something else"), None);
+        assert_eq!(
+            said("whilst decoding field 'nope': expected string got 1"),
+            None
+        );
     }
 
     #[test]

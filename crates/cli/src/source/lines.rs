@@ -537,6 +537,7 @@ impl Lines {
                     };
                     explain::explain(&self.columns.schema, whose, &self.text, text)
                 }
+                Format::JsonLines => explain::explain_json(&self.columns.schema, &e),
                 _ => None,
             };
             // sliq's own parse errors say what and where without arrow's
