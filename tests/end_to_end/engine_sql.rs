@@ -2211,6 +2211,34 @@ fn every_window_algorithm_gives_the_same_results() {
     );
 }
 
+#[test]
+fn settings_are_shown_and_reset_to_the_engine_s_own_default() {
+    let engine = Engine::builder()
+        .window_algorithm(WindowAlgorithm::TwoStacksLite)
+        .build();
+    let shown = |sql: &str| match engine.execute(sql).unwrap().pop() {
+        Some(Executed::Settings(settings) | Executed::Reset(settings)) => settings,
+        other => panic!("{sql}: {other:?}"),
+    };
+    let setting = |value: &str| vec![("window_algorithm".to_string(), value.to_string())];
+    assert_eq!(shown("SHOW window_algorithm"), setting("two_stacks_lite"));
+    engine.execute("SET window_algorithm TO daba").unwrap();
+    assert_eq!(shown("SHOW ALL"), setting("daba"));
+    assert_eq!(shown("SHOW Window_Algorithm"), setting("daba"));
+    // RESET restores what the engine was built with, not sliq's default.
+    assert_eq!(shown("RESET window_algorithm"), setting("two_stacks_lite"));
+    assert_eq!(engine.window_algorithm(), WindowAlgorithm::TwoStacksLite);
+    engine.execute("SET window_algorithm = 'recalc'").unwrap();
+    assert_eq!(shown("RESET ALL"), setting("two_stacks_lite"));
+    for sql in ["SHOW nope", "RESET nope", "SET nope = 1"] {
+        let err = engine.execute(sql).unwrap_err().to_string();
+        assert!(
+            err.starts_with("unknown setting 'nope' (known: window_algorithm;"),
+            "{sql}: {err}"
+        );
+    }
+}
+
 /// `concat_keys(key)`: the window's keys joined, oldest first (not commutative).
 #[derive(Clone, Copy, Debug, Default)]
 struct ConcatKeys;

@@ -23,7 +23,7 @@ Statements end with ';' and may span lines. Ctrl-C stops a running query; Ctrl-D
   SELECT key, v - avg(v) OVER (ROWS BETWEEN 100 PRECEDING AND 1 PRECEDING) AS jump FROM s GROUP BY key;
   EXPLAIN SELECT …;  SHOW STREAMS;  SHOW QUERIES;  SHOW FUNCTIONS [LIKE '%max%'];
   DESCRIBE s;  DROP STREAM s;
-  INSERT INTO s VALUES (…);  SET window_algorithm = 'daba_lite';
+  INSERT INTO s VALUES (…);  SET window_algorithm = 'daba';  SHOW ALL;  RESET ALL;
 Dot commands:
   .help      this text          .streams   list streams
   .queries   list queries       .stats     rows, late rows and keys per stream and query
@@ -86,6 +86,8 @@ const KEYWORDS: &[&str] = &[
     "INTO",
     "VALUES",
     "SET",
+    "RESET",
+    "ALL",
     "WITH",
     "TIMESTAMP",
     "BIGINT",

@@ -393,6 +393,18 @@ impl Session {
             }
             Executed::Explained(text) => self.output.write_all(text.as_bytes())?,
             Executed::Set(name, value) => note!("{name} = '{value}'"),
+            Executed::Reset(settings) => {
+                for (name, value) in settings {
+                    note!("{name} = '{value}'");
+                }
+            }
+            Executed::Settings(settings) => {
+                let mut text = String::new();
+                for (name, value) in settings {
+                    let _ = writeln!(text, "{name} = '{value}'");
+                }
+                self.output.write_all(text.as_bytes())?;
+            }
             Executed::Inserted(stream, rows) => {
                 // A standing query that this INSERT took to its LIMIT has
                 // left the engine, but it saw these rows.

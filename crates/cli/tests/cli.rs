@@ -2532,6 +2532,23 @@ fn dot_read_runs_a_script_in_the_repl() {
 }
 
 #[test]
+fn settings_are_shown_on_stdout_and_changed_on_stderr() {
+    let out = run(&[
+        "-c",
+        "SET window_algorithm = 'daba'; SHOW window_algorithm; RESET ALL; SHOW ALL",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "window_algorithm = 'daba'\nwindow_algorithm = 'daba_lite'\n"
+    );
+    assert_eq!(
+        stderr(&out),
+        "window_algorithm = 'daba'\nwindow_algorithm = 'daba_lite'\n"
+    );
+}
+
+#[test]
 fn paned_sketches_replay_as_a_sketch_per_row_does() {
     // 3,000 rows over three keys: each key's ROWS 299 frame fills and slides.
     let mut text = String::from("ts,k,v\n");

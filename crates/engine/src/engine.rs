@@ -43,18 +43,46 @@ pub enum Executed {
     Described(StreamInfo),
     /// `EXPLAIN`
     Explained(String),
-    /// `SET`
+    /// `SET`: the setting and its new value.
     Set(String, String),
+    /// `SHOW name` or `SHOW ALL`: settings and their values.
+    Settings(Vec<(String, String)>),
+    /// `RESET name` or `RESET ALL`: settings and the defaults they are back to.
+    Reset(Vec<(String, String)>),
     /// `INSERT`: rows pushed into the stream.
     Inserted(String, usize),
     /// `SELECT`: the running query.
     Query(Query),
 }
 
+/// The settings `SET` changes, `SHOW` reports and `RESET` restores.
+const SETTINGS: &[&str] = &["window_algorithm"];
+
+/// The setting `name` (every one for `None`: `SHOW ALL`, `RESET ALL`).
+fn settings_named(name: Option<&str>) -> Result<impl Iterator<Item = &'static str>, EngineError> {
+    let named = SETTINGS
+        .iter()
+        .copied()
+        .filter(move |s| name.is_none_or(|n| n == *s));
+    match name {
+        Some(n) if !SETTINGS.contains(&n) => Err(unknown_setting(n)),
+        _ => Ok(named),
+    }
+}
+
+fn unknown_setting(name: &str) -> EngineError {
+    EngineError::InvalidSetting(format!(
+        "unknown setting '{name}' (known: {}; SHOW STREAMS, SHOW QUERIES and SHOW FUNCTIONS list the rest)",
+        SETTINGS.join(", ")
+    ))
+}
+
 struct Inner {
     streams: RwLock<BTreeMap<String, Arc<StreamState>>>,
     aggregates: RwLock<BTreeMap<String, Arc<RegisteredAggregate>>>,
     algorithm: Mutex<WindowAlgorithm>,
+    /// What `RESET window_algorithm` restores: the builder's choice.
+    default_algorithm: WindowAlgorithm,
     channel_capacity: usize,
     next_query: AtomicU64,
     stream_check: Option<StreamCheck>,
@@ -160,6 +188,7 @@ impl EngineBuilder {
                 streams: RwLock::new(BTreeMap::new()),
                 aggregates: RwLock::new(BTreeMap::new()),
                 algorithm: Mutex::new(self.algorithm),
+                default_algorithm: self.algorithm,
                 channel_capacity: self.channel_capacity,
                 next_query: AtomicU64::new(1),
                 stream_check: self.stream_check,
@@ -367,6 +396,30 @@ impl Engine {
         *self.inner.algorithm.lock() = algorithm;
     }
 
+    /// The current value of `setting`, one of [`SETTINGS`].
+    fn setting(&self, setting: &str) -> String {
+        debug_assert!(SETTINGS.contains(&setting));
+        self.window_algorithm().to_string()
+    }
+
+    /// The value `RESET` gives `setting`, one of [`SETTINGS`].
+    fn default_setting(&self, setting: &str) -> String {
+        debug_assert!(SETTINGS.contains(&setting));
+        self.inner.default_algorithm.to_string()
+    }
+
+    /// `SET setting = value`.
+    fn set_setting(&self, setting: &str, value: &str) -> Result<(), EngineError> {
+        match setting {
+            "window_algorithm" => {
+                let algorithm = value.parse().map_err(EngineError::InvalidSetting)?;
+                self.set_window_algorithm(algorithm);
+                Ok(())
+            }
+            other => Err(unknown_setting(other)),
+        }
+    }
+
     fn plan(&self, sql: &str) -> Result<Vec<Statement>, EngineError> {
         Ok(plan_sql(sql, &EngineCatalog(&self.inner))?)
     }
@@ -501,18 +554,22 @@ impl Engine {
             Statement::Describe(name) => Executed::Described(self.stream(&name)?.info()),
             Statement::Explain(plan) => Executed::Explained(self.explain_plan(&plan)),
             Statement::Set { name, value } => {
-                match name.as_str() {
-                    "window_algorithm" => {
-                        let algorithm = value.parse().map_err(EngineError::InvalidSetting)?;
-                        self.set_window_algorithm(algorithm);
-                    }
-                    other => {
-                        return Err(EngineError::InvalidSetting(format!(
-                            "unknown setting '{other}' (known: window_algorithm)"
-                        )));
-                    }
-                }
+                self.set_setting(&name, &value)?;
                 Executed::Set(name, value)
+            }
+            Statement::Show { name } => Executed::Settings(
+                settings_named(name.as_deref())?
+                    .map(|setting| (setting.to_string(), self.setting(setting)))
+                    .collect(),
+            ),
+            Statement::Reset { name } => {
+                let mut reset = Vec::new();
+                for setting in settings_named(name.as_deref())? {
+                    let default = self.default_setting(setting);
+                    self.set_setting(setting, &default)?;
+                    reset.push((setting.to_string(), default));
+                }
+                Executed::Reset(reset)
             }
             Statement::Insert { stream, rows } => {
                 let handle = self.stream(&stream)?;

@@ -494,6 +494,17 @@ pub enum Statement {
         /// Its value.
         value: String,
     },
+    /// `SHOW name`, or `SHOW ALL` (`None`): settings and their values.
+    Show {
+        /// The setting, lower-cased.
+        name: Option<String>,
+    },
+    /// `RESET name`, or `RESET ALL` (`None`): settings back to their
+    /// defaults.
+    Reset {
+        /// The setting, lower-cased.
+        name: Option<String>,
+    },
     /// `INSERT INTO stream VALUES (…), …`
     Insert {
         /// The stream.

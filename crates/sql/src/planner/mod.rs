@@ -119,10 +119,22 @@ fn plan_statement(
         {
             [s] if s == "STREAMS" => Ok(Statement::ShowStreams),
             [q] if q == "QUERIES" => Ok(Statement::ShowQueries),
+            [a] if a == "ALL" => Ok(Statement::Show { name: None }),
+            [setting] => Ok(Statement::Show {
+                name: Some(setting.to_ascii_lowercase()),
+            }),
             _ => Err(SqlError::unsupported(format!(
-                "{stmt} (try SHOW STREAMS or SHOW QUERIES)"
+                "{stmt} (try SHOW STREAMS, SHOW QUERIES or SHOW ALL)"
             ))),
         },
+        S::Reset(ast::ResetStatement { reset }) => Ok(Statement::Reset {
+            name: match reset {
+                ast::Reset::ALL => None,
+                ast::Reset::ConfigurationParameter(name) => {
+                    Some(object_name(name).to_ascii_lowercase())
+                }
+            },
+        }),
         S::ShowTables { show_options, .. } => match show_options {
             ast::ShowStatementOptions {
                 show_in: None,
