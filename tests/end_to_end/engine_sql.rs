@@ -3730,6 +3730,83 @@ fn a_timestamp_as_text_is_written_as_postgresql_and_duckdb_write_it() {
 }
 
 #[test]
+fn the_longest_gap_between_events_is_a_window_aggregate() {
+    // A stall detector: each key's gaps between events, and the longest and
+    // shortest of them over the last minute of event time.
+    let (engine, s) = engine_with_timestamps(StreamOptions::default().event_time("ts"));
+    let q = engine
+        .query(
+            "SELECT k, max(gap) OVER (RANGE '1m') AS worst, min(gap) OVER (ROWS 9 PRECEDING) AS best, \
+                    CAST(max(gap) OVER (RANGE '1m') AS VARCHAR) AS worst_text, \
+                    lag(gap) OVER (ROWS 1 PRECEDING) AS previous, \
+                    arg_max(ts, gap) OVER (ROWS 9 PRECEDING) AS after \
+             FROM (SELECT ts, k, ts - lag(ts) OVER (ROWS 1 PRECEDING) AS gap FROM t GROUP BY k) \
+             WHERE gap IS NOT NULL GROUP BY k",
+        )
+        .unwrap();
+    assert!(
+        engine
+            .explain("SELECT max(ts - ts) OVER (ROWS 2 PRECEDING) AS m FROM t")
+            .unwrap()
+            .contains("monoid max(INTERVAL) -> INTERVAL"),
+    );
+    s.push(timestamps_and_keys(
+        vec![
+            Some(0),
+            Some(1_000),
+            Some(31_500),
+            Some(33_000),
+            Some(120_000),
+        ],
+        vec!["a", "a", "a", "a", "a"],
+    ))
+    .unwrap();
+    let out = q.recv().unwrap();
+    let millis = |name: &str| {
+        let column = out.column_by_name(name).unwrap();
+        assert_eq!(
+            column.data_type(),
+            &DataType::Duration(arrow_schema::TimeUnit::Millisecond),
+            "{name}"
+        );
+        column
+            .as_primitive::<arrow_array::types::DurationMillisecondType>()
+            .iter()
+            .collect::<Vec<_>>()
+    };
+    // Gaps of 1 s, 30.5 s, 1.5 s and 87 s; the minute before 120 s holds
+    // only the last.
+    assert_eq!(
+        millis("worst"),
+        [Some(1_000), Some(30_500), Some(30_500), Some(87_000)]
+    );
+    assert_eq!(
+        millis("best"),
+        [Some(1_000), Some(1_000), Some(1_000), Some(1_000)]
+    );
+    assert_eq!(
+        millis("previous"),
+        [None, Some(1_000), Some(30_500), Some(1_500)]
+    );
+    let text = strings(&out, "worst_text")
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>();
+    assert_eq!(text, ["00:00:01", "00:00:30.5", "00:00:30.5", "00:01:27"]);
+    // The event that ended the longest of the last ten gaps.
+    let after = out
+        .column_by_name("after")
+        .unwrap()
+        .as_primitive::<arrow_array::types::TimestampMillisecondType>()
+        .iter()
+        .collect::<Vec<_>>();
+    assert_eq!(
+        after,
+        [Some(1_000), Some(31_500), Some(31_500), Some(120_000)]
+    );
+}
+
+#[test]
 fn a_date_plus_or_minus_a_number_of_days_is_a_date() {
     // As in PostgreSQL and DuckDB: DATE ± n, n + DATE, and DATE - DATE in days.
     let out = run(

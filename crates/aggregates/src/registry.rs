@@ -399,7 +399,7 @@ macro_rules! with_scalar {
                 type $t = bool;
                 $body
             }
-            ValueType::Int64 | ValueType::Timestamp | ValueType::Date => {
+            ValueType::Int64 | ValueType::Timestamp | ValueType::Date | ValueType::Interval => {
                 type $t = i64;
                 $body
             }
@@ -731,6 +731,7 @@ pub fn resolve(
                     | ValueType::Float64
                     | ValueType::Timestamp
                     | ValueType::Date
+                    | ValueType::Interval
                     | ValueType::Decimal { .. }
             ) {
                 return Err(call.mismatch());

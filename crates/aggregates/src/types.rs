@@ -21,6 +21,9 @@ pub enum ValueType {
     Timestamp,
     /// `DATE`, as an `i64` count of days
     Date,
+    /// `INTERVAL`, a length of time (the difference of two timestamps), as
+    /// an `i64` count of the engine's unit
+    Interval,
     /// `DECIMAL(precision, scale)`, as the `i128` value × 10^scale;
     /// `1 ≤ precision ≤ 38` and `0 ≤ scale ≤ precision`.
     Decimal {
@@ -45,11 +48,11 @@ impl ValueType {
         true
     }
 
-    /// Stored as `i64`: `Int64`, `Timestamp`, `Date`.
+    /// Stored as `i64`: `Int64`, `Timestamp`, `Date`, `Interval`.
     pub fn is_i64_backed(self) -> bool {
         matches!(
             self,
-            ValueType::Int64 | ValueType::Timestamp | ValueType::Date
+            ValueType::Int64 | ValueType::Timestamp | ValueType::Date | ValueType::Interval
         )
     }
 }
@@ -63,6 +66,7 @@ impl fmt::Display for ValueType {
             ValueType::Utf8 => "VARCHAR",
             ValueType::Timestamp => "TIMESTAMP",
             ValueType::Date => "DATE",
+            ValueType::Interval => "INTERVAL",
             ValueType::Decimal { precision, scale } => {
                 return write!(f, "DECIMAL({precision}, {scale})");
             }

@@ -761,8 +761,9 @@ fn having_prints_only_the_rows_whose_group_meets_it() {
 #[test]
 fn duckdb_and_standard_sql_forms_run_in_the_binary() {
     // Wildcard options, GROUP BY ALL, a refined named window, DuckDB's
-    // time functions, a timestamp as text and the parts of a difference of
-    // timestamps, each over SMALL as stream s (ts, k, v).
+    // time functions, a timestamp as text, the parts of a difference of
+    // timestamps and the longest of them, each over SMALL as stream s (ts,
+    // k, v).
     for (name, select, expected) in [
         (
             "wildcard",
@@ -797,6 +798,12 @@ fn duckdb_and_standard_sql_forms_run_in_the_binary() {
                     date_part('millisecond', epoch_ms(ts * 61500) - epoch_ms(0)) AS ms \
              FROM s WHERE ts <= 2",
             "e,ms\n1.5,1500\n3.0,3000\n",
+        ),
+        (
+            "max_gap",
+            "SELECT max(epoch_ms(ts * 1500) - epoch_ms(0)) OVER (ROWS 1 PRECEDING) AS m \
+             FROM s WHERE ts <= 2",
+            "m\nPT1.5S\nPT3S\n",
         ),
     ] {
         let script = format!(

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use arrow_array::builder::{BooleanBuilder, StringBuilder};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
-    Date32Type, Decimal128Type, Float64Type, Int64Type, TimestampMillisecondType,
+    Date32Type, Decimal128Type, DurationMillisecondType, Float64Type, Int64Type,
+    TimestampMillisecondType,
 };
 use arrow_array::{
     Array, ArrayRef, ArrowPrimitiveType, BooleanArray, Int64Array, PrimitiveArray, StringArray,
@@ -76,6 +77,10 @@ impl<'a> ArrowColumns<'a> {
                     Arg::Timestamp(Values::of(a.as_primitive::<TimestampMillisecondType>()))
                 }
                 DataType::Date32 => Arg::Date(Values::of(a.as_primitive::<Date32Type>())),
+                // A length of time reads as its count of milliseconds.
+                DataType::Duration(TimeUnit::Millisecond) => {
+                    Arg::Int64(Values::of(a.as_primitive::<DurationMillisecondType>()))
+                }
                 DataType::Float64 => Arg::Float64(Values::of(a.as_primitive::<Float64Type>())),
                 DataType::Utf8 => Arg::Utf8(a.as_string::<i32>()),
                 DataType::Decimal128(_, _) => {
@@ -189,6 +194,7 @@ enum ScalarBuilder {
     Int64(Primitive<Int64Type>),
     Timestamp(Primitive<TimestampMillisecondType>),
     Date(Primitive<Date32Type>),
+    Interval(Primitive<DurationMillisecondType>),
     Float64(Primitive<Float64Type>),
     Utf8(StringBuilder),
     Decimal(Primitive<Decimal128Type>),
@@ -201,6 +207,7 @@ impl ScalarBuilder {
             ValueType::Int64 => ScalarBuilder::Int64(Primitive::with_capacity(rows)),
             ValueType::Timestamp => ScalarBuilder::Timestamp(Primitive::with_capacity(rows)),
             ValueType::Date => ScalarBuilder::Date(Primitive::with_capacity(rows)),
+            ValueType::Interval => ScalarBuilder::Interval(Primitive::with_capacity(rows)),
             ValueType::Float64 => ScalarBuilder::Float64(Primitive::with_capacity(rows)),
             ValueType::Utf8 => ScalarBuilder::Utf8(StringBuilder::with_capacity(rows, rows * 8)),
             ValueType::Decimal { precision, scale } => ScalarBuilder::Decimal(Primitive {
@@ -216,6 +223,7 @@ impl ScalarBuilder {
             ScalarBuilder::Int64(b) => b.null(),
             ScalarBuilder::Timestamp(b) => b.null(),
             ScalarBuilder::Date(b) => b.null(),
+            ScalarBuilder::Interval(b) => b.null(),
             ScalarBuilder::Float64(b) => b.null(),
             ScalarBuilder::Utf8(b) => b.append_null(),
             ScalarBuilder::Decimal(b) => b.null(),
@@ -228,6 +236,7 @@ impl ScalarBuilder {
             ScalarBuilder::Int64(b) => b.finish(),
             ScalarBuilder::Timestamp(b) => b.finish(),
             ScalarBuilder::Date(b) => b.finish(),
+            ScalarBuilder::Interval(b) => b.finish(),
             ScalarBuilder::Float64(b) => b.finish(),
             ScalarBuilder::Utf8(b) => Arc::new(b.finish()),
             ScalarBuilder::Decimal(b) => b.finish(),
@@ -310,6 +319,7 @@ impl OutputSink for ArrowSink {
             ScalarBuilder::Int64(b) => b.push(v),
             ScalarBuilder::Timestamp(b) => b.push(v),
             ScalarBuilder::Date(b) => b.push(v as i32),
+            ScalarBuilder::Interval(b) => b.push(v),
             other => other.null(),
         }
     }

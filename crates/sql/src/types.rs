@@ -144,6 +144,7 @@ pub fn value_type(arrow: &DataType) -> Option<ValueType> {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => ValueType::Utf8,
         DataType::Timestamp(_, _) => ValueType::Timestamp,
         DataType::Date32 | DataType::Date64 => ValueType::Date,
+        DataType::Duration(_) => ValueType::Interval,
         DataType::Null => ValueType::Int64,
         _ => return None,
     })
@@ -158,6 +159,7 @@ pub fn canonical_arrow_type(ty: ValueType) -> DataType {
         ValueType::Utf8 => DataType::Utf8,
         ValueType::Timestamp => DataType::Timestamp(TimeUnit::Millisecond, None),
         ValueType::Date => DataType::Date32,
+        ValueType::Interval => DataType::Duration(TimeUnit::Millisecond),
         ValueType::Decimal { precision, scale } => DataType::Decimal128(precision, scale),
     }
 }

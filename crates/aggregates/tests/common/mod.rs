@@ -64,7 +64,9 @@ pub const DECIMAL: ValueType = Decimal {
 /// Every registered function, with each family of argument types.
 pub fn all_calls() -> Vec<TestCall> {
     let mut calls = vec![call("count", vec![])];
-    for ty in [Boolean, Int64, Float64, Utf8, Timestamp, Date, DECIMAL] {
+    for ty in [
+        Boolean, Int64, Float64, Utf8, Timestamp, Date, Interval, DECIMAL,
+    ] {
         calls.push(call("count", vec![col(ty)]));
         calls.push(call("min", vec![col(ty)]));
         calls.push(call("max", vec![col(ty)]));
@@ -171,7 +173,7 @@ pub fn all_calls() -> Vec<TestCall> {
             lit(Literal::Utf8("none".into())),
         ],
     ));
-    for ty in [Int64, Float64, Timestamp, DECIMAL] {
+    for ty in [Int64, Float64, Timestamp, Interval, DECIMAL] {
         calls.push(call("m4", vec![col(ty)]));
     }
     calls.push(call(
@@ -215,13 +217,13 @@ pub fn value(ty: ValueType, wide_ints: bool) -> BoxedStrategy<Value> {
         Boolean => {
             prop_oneof![1 => Just(Value::Null), 4 => any::<bool>().prop_map(Value::Boolean)].boxed()
         }
-        Int64 | Timestamp | Date if wide_ints => prop_oneof![
+        Int64 | Timestamp | Date | Interval if wide_ints => prop_oneof![
             1 => Just(Value::Null),
             4 => (-6i64..6).prop_map(Value::Int64),
             2 => any::<i64>().prop_map(Value::Int64),
         ]
         .boxed(),
-        Int64 | Timestamp | Date => {
+        Int64 | Timestamp | Date | Interval => {
             prop_oneof![1 => Just(Value::Null), 6 => (-6i64..6).prop_map(Value::Int64)].boxed()
         }
         Float64 => prop_oneof![

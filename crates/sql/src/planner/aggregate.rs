@@ -163,7 +163,7 @@ impl AggregatePlanner<'_> {
             let ty = value_type(&t).ok_or_else(|| {
                 SqlError::at(
                     SqlErrorKind::Plan(format!(
-                        "{name} cannot take a {} argument ({e})",
+                        "{name} cannot take an argument of type {} ({e})",
                         sql_type_name(&t)
                     )),
                     location_of(e),
