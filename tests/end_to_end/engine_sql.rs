@@ -3869,7 +3869,8 @@ fn parts_of_a_gap_between_events_are_read_as_duckdb_reads_them() {
                     date_part('microseconds', gap) AS us, date_part('year', gap) AS y, \
                     date_part('quarter', gap) AS q, epoch(back) AS back_e, \
                     date_part('hour', back) AS back_h, date_part('ms', back) AS back_ms, \
-                    CAST(gap AS VARCHAR) AS text, back || '' AS back_text \
+                    CAST(gap AS VARCHAR) AS text, back || '' AS back_text, \
+                    CAST(-gap AS VARCHAR) AS negated \
              FROM (SELECT ts - lag(ts) OVER w AS gap, lag(ts) OVER w - ts AS back \
                    FROM t GROUP BY k WINDOW w AS (ROWS 1 PRECEDING)) \
              WHERE gap IS NOT NULL",
@@ -3909,6 +3910,7 @@ fn parts_of_a_gap_between_events_are_read_as_duckdb_reads_them() {
     };
     assert_eq!(text("text"), ["2 days 02:01:04.5"; 2]);
     assert_eq!(text("back_text"), ["-2 days -02:01:04.5"; 2]);
+    assert_eq!(text("negated"), text("back_text"));
     // A length of time has no week or day of the week.
     let err = engine
         .query("SELECT date_part('dow', ts - ts) FROM t")

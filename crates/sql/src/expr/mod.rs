@@ -429,6 +429,12 @@ impl<'a> ExprConverter<'a> {
                                 })?;
                                 Expr::Literal(negated, None)
                             }
+                            // DataFusion negates no length of time: its
+                            // count is negated.
+                            inner if matches!(t, DataType::Duration(_)) => {
+                                let count = self.cast_to(inner, &DataType::Int64)?;
+                                self.cast_to(Expr::Negative(boxed(count)), &t)?
+                            }
                             inner => Expr::Negative(boxed(inner)),
                         }
                     }
