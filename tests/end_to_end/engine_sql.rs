@@ -3739,7 +3739,8 @@ fn the_longest_gap_between_events_is_a_window_aggregate() {
             "SELECT k, max(gap) OVER (RANGE '1m') AS worst, min(gap) OVER (ROWS 9 PRECEDING) AS best, \
                     CAST(max(gap) OVER (RANGE '1m') AS VARCHAR) AS worst_text, \
                     lag(gap) OVER (ROWS 1 PRECEDING) AS previous, \
-                    arg_max(ts, gap) OVER (ROWS 9 PRECEDING) AS after \
+                    arg_max(ts, gap) OVER (ROWS 9 PRECEDING) AS after, \
+                    sum(gap) OVER (ROWS 9 PRECEDING) AS total \
              FROM (SELECT ts, k, ts - lag(ts) OVER (ROWS 1 PRECEDING) AS gap FROM t GROUP BY k) \
              WHERE gap IS NOT NULL GROUP BY k",
         )
@@ -3787,6 +3788,10 @@ fn the_longest_gap_between_events_is_a_window_aggregate() {
     assert_eq!(
         millis("previous"),
         [None, Some(1_000), Some(30_500), Some(1_500)]
+    );
+    assert_eq!(
+        millis("total"),
+        [Some(1_000), Some(31_500), Some(33_000), Some(120_000)]
     );
     let text = strings(&out, "worst_text")
         .into_iter()

@@ -60,7 +60,8 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ),
     (
         "sum",
-        "sum(x BIGINT) -> BIGINT, sum(x DOUBLE) -> DOUBLE, sum(x DECIMAL(p, s)) -> DECIMAL(38, s)",
+        "sum(x BIGINT) -> BIGINT, sum(x DOUBLE) -> DOUBLE, sum(x DECIMAL(p, s)) -> DECIMAL(38, s), \
+         sum(x INTERVAL) -> INTERVAL",
     ),
     ("avg", "avg(x numeric) -> DOUBLE"),
     ("mean", "mean(x numeric) -> DOUBLE (alias of avg)"),
@@ -592,6 +593,12 @@ pub fn resolve(
                 OutputType::Scalar(ValueType::Int64),
             )
         }
+        // Lengths of time add up exactly, as their counts of milliseconds.
+        ("sum", 1) if args[0].ty == ValueType::Interval => (
+            Bound::Sum(ValueType::Interval),
+            vec![ValueType::Interval],
+            OutputType::Scalar(ValueType::Interval),
+        ),
         ("sum", 1) => {
             let ty = numeric(&call)?;
             let output = match ty {

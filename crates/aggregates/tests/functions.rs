@@ -282,7 +282,7 @@ fn planning_errors_name_the_function_and_what_it_accepts() {
         registry::resolve("sum", &[col(ValueType::Utf8)], CallOptions::default()).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "sum(VARCHAR) does not match any signature of sum: expected sum(x BIGINT) -> BIGINT, sum(x DOUBLE) -> DOUBLE, sum(x DECIMAL(p, s)) -> DECIMAL(38, s)"
+        "sum(VARCHAR) does not match any signature of sum: expected sum(x BIGINT) -> BIGINT, sum(x DOUBLE) -> DOUBLE, sum(x DECIMAL(p, s)) -> DECIMAL(38, s), sum(x INTERVAL) -> INTERVAL"
     );
     let err =
         registry::resolve("argmax", &[col(ValueType::Int64)], CallOptions::default()).unwrap_err();

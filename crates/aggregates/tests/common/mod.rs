@@ -173,6 +173,7 @@ pub fn all_calls() -> Vec<TestCall> {
             lit(Literal::Utf8("none".into())),
         ],
     ));
+    calls.push(call("sum", vec![col(Interval)]));
     for ty in [Int64, Float64, Timestamp, Interval, DECIMAL] {
         calls.push(call("m4", vec![col(ty)]));
     }
