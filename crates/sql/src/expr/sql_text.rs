@@ -83,8 +83,8 @@ pub fn sql_text(e: &Expr) -> String {
             not(*negated),
             list_text(list)
         ),
-        Expr::ScalarFunction(_) if let Some(ts) = super::temporal_text::written_temporal(e) => {
-            format!("CAST({} AS VARCHAR)", sql_text(ts))
+        Expr::ScalarFunction(_) if let Some(time) = super::temporal_text::written_temporal(e) => {
+            format!("CAST({} AS VARCHAR)", sql_text(time))
         }
         Expr::ScalarFunction(f) => format!("{}({})", f.name(), list_text(&f.args)),
         Expr::Case(Case {
@@ -119,7 +119,11 @@ fn literal_text(v: &ScalarValue) -> String {
         | ScalarValue::Utf8View(Some(s)) => format!("'{}'", s.replace('\'', "''")),
         ScalarValue::Boolean(Some(b)) => if *b { "TRUE" } else { "FALSE" }.to_string(),
         _ if v.data_type().is_temporal() => {
-            format!("{} '{}'", sql_type_name(&v.data_type()), temporal_text(v))
+            format!(
+                "{} '{}'",
+                sql_type_name(&v.data_type()),
+                time_constant_text(v)
+            )
         }
         _ => v.to_string(),
     }
@@ -129,7 +133,7 @@ fn literal_text(v: &ScalarValue) -> String {
 /// `CAST(… AS VARCHAR)` writes it (`2024-01-01 00:00:00.5`), others as
 /// arrow formats them (its scalar's own display would give a timestamp's
 /// raw count of units).
-fn temporal_text(v: &ScalarValue) -> String {
+fn time_constant_text(v: &ScalarValue) -> String {
     if let Some(text) = super::temporal_text::constant_text(v) {
         return text;
     }
