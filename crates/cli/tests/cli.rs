@@ -762,8 +762,8 @@ fn having_prints_only_the_rows_whose_group_meets_it() {
 fn duckdb_and_standard_sql_forms_run_in_the_binary() {
     // Wildcard options, GROUP BY ALL, a refined named window, DuckDB's
     // time functions, a timestamp as text, the parts of a difference of
-    // timestamps and the longest of them, each over SMALL as stream s (ts,
-    // k, v).
+    // timestamps and the longest of them, and a date plus days, each over
+    // SMALL as stream s (ts, k, v).
     for (name, select, expected) in [
         (
             "wildcard",
@@ -804,6 +804,11 @@ fn duckdb_and_standard_sql_forms_run_in_the_binary() {
             "SELECT max(epoch_ms(ts * 1500) - epoch_ms(0)) OVER (ROWS 1 PRECEDING) AS m \
              FROM s WHERE ts <= 2",
             "m\nPT1.5S\nPT3S\n",
+        ),
+        (
+            "date_plus_days",
+            "SELECT DATE '2024-02-28' + ts AS d, DATE '2024-03-01' - ts AS e FROM s WHERE ts <= 2",
+            "d,e\n2024-02-29,2024-02-29\n2024-03-01,2024-02-28\n",
         ),
     ] {
         let script = format!(
@@ -2265,11 +2270,15 @@ fn debs_queries_find_valve_delays_and_power_alarms_in_generated_data() {
 fn rows_inserted_while_no_query_runs_are_said_to_reach_none() {
     let out = run(&[
         "-c",
-        "CREATE STREAM t (ts BIGINT, v DOUBLE); INSERT INTO t VALUES (1, 2.0)",
+        "CREATE STREAM t (ts BIGINT, \"Wert\" DOUBLE); INSERT INTO t VALUES (1, 2.0); \
+         INSERT INTO t (\"Wert\", TS) VALUES (3.0, 2)",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("inserted 1 row(s) into t; no query was running to see them"),
+    assert_eq!(
+        stderr(&out)
+            .matches("row(s) into t; no query was running to see them")
+            .count(),
+        2,
         "{}",
         stderr(&out)
     );
