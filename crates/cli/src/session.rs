@@ -459,21 +459,24 @@ impl Session {
         let live = spec.as_ref().is_none_or(|s| !s.is_finite());
         // Opened before the header is written: a file that is missing or a
         // server that refuses is the query's error, with no output.
-        let source = spec
-            .as_ref()
-            .map(|spec| Self::open_source(spec, &stream))
-            .transpose()?;
+        let source = match spec {
+            Some(spec) => {
+                let opened = Self::open_source(&spec, &stream)?;
+                Some((spec, opened))
+            }
+            None => None,
+        };
         let mut writer =
             ResultWriter::new(self.format, query.schema(), live, self.output.try_clone()?)?;
         // The header shows at once, even before a live source's first row.
         writer.flush()?;
         self.interrupted.store(false, Ordering::Relaxed);
         let start = Instant::now();
-        let rows_in = match (spec, source) {
-            (Some(spec), Some(source)) => {
+        let rows_in = match source {
+            Some((spec, source)) => {
                 Some(self.drive(&spec, source, &stream, &query, &mut writer)?)
             }
-            _ => {
+            None => {
                 self.print_live(&query, &mut writer)?;
                 None
             }

@@ -58,16 +58,13 @@ pub enum Executed {
 /// The settings `SET` changes, `SHOW` reports and `RESET` restores.
 const SETTINGS: &[&str] = &["window_algorithm"];
 
-/// The setting `name` (every one for `None`: `SHOW ALL`, `RESET ALL`).
-fn settings_named(name: Option<&str>) -> Result<impl Iterator<Item = &'static str>, EngineError> {
-    let named = SETTINGS
-        .iter()
-        .copied()
-        .filter(move |s| name.is_none_or(|n| n == *s));
-    match name {
-        Some(n) if !SETTINGS.contains(&n) => Err(unknown_setting(n)),
-        _ => Ok(named),
-    }
+/// The settings `name` stands for: itself, or every one for `None` (`SHOW
+/// ALL`, `RESET ALL`).
+fn settings_named(name: Option<String>) -> Vec<String> {
+    name.map_or_else(
+        || SETTINGS.iter().map(|s| s.to_string()).collect(),
+        |n| vec![n],
+    )
 }
 
 fn unknown_setting(name: &str) -> EngineError {
@@ -396,16 +393,15 @@ impl Engine {
         *self.inner.algorithm.lock() = algorithm;
     }
 
-    /// The current value of `setting`, one of [`SETTINGS`].
-    fn setting(&self, setting: &str) -> String {
-        debug_assert!(SETTINGS.contains(&setting));
-        self.window_algorithm().to_string()
-    }
-
-    /// The value `RESET` gives `setting`, one of [`SETTINGS`].
-    fn default_setting(&self, setting: &str) -> String {
-        debug_assert!(SETTINGS.contains(&setting));
-        self.inner.default_algorithm.to_string()
+    /// The current value of `setting`, and the one `RESET` gives it.
+    fn setting(&self, setting: &str) -> Result<(String, String), EngineError> {
+        match setting {
+            "window_algorithm" => Ok((
+                self.window_algorithm().to_string(),
+                self.inner.default_algorithm.to_string(),
+            )),
+            other => Err(unknown_setting(other)),
+        }
     }
 
     /// `SET setting = value`.
@@ -558,16 +554,20 @@ impl Engine {
                 Executed::Set(name, value)
             }
             Statement::Show { name } => Executed::Settings(
-                settings_named(name.as_deref())?
-                    .map(|setting| (setting.to_string(), self.setting(setting)))
-                    .collect(),
+                settings_named(name)
+                    .into_iter()
+                    .map(|setting| {
+                        let (current, _) = self.setting(&setting)?;
+                        Ok((setting, current))
+                    })
+                    .collect::<Result<_, EngineError>>()?,
             ),
             Statement::Reset { name } => {
                 let mut reset = Vec::new();
-                for setting in settings_named(name.as_deref())? {
-                    let default = self.default_setting(setting);
-                    self.set_setting(setting, &default)?;
-                    reset.push((setting.to_string(), default));
+                for setting in settings_named(name) {
+                    let (_, default) = self.setting(&setting)?;
+                    self.set_setting(&setting, &default)?;
+                    reset.push((setting, default));
                 }
                 Executed::Reset(reset)
             }

@@ -1312,8 +1312,6 @@ impl<'a> ExprConverter<'a> {
         Ok(common.unwrap_or(DataType::Null))
     }
 
-    /// `l op r`, its operands coerced to types the operator takes; `written`
-    /// are the operands as the query wrote them, for the error.
     /// `date op days` for a DATE and a whole number of days (see
     /// [`date_and_days`]): the date's day number, in BIGINT, plus or minus
     /// the days, read back as a DATE (a day number past a DATE's range is
@@ -1333,6 +1331,8 @@ impl<'a> ExprConverter<'a> {
         self.cast_to(sum, &DataType::Date32)
     }
 
+    /// `l op r`, its operands coerced to types the operator takes; `written`
+    /// are the operands as the query wrote them, for the error.
     fn binary(
         &self,
         l: Expr,
