@@ -1194,7 +1194,7 @@ fn late_rows_emit_null_and_are_counted_or_rejected() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "batch rejected by stream 's': 1 late row(s), the first at row 1 (event time 1000 < 6000 already seen for its key)"
+        "batch rejected by stream 's': 1 late row(s), the first at index 1 of the batch (event time 1000 < 6000 already seen for its key)"
     );
     s.push(batch(&[(7_000, Some("a"), None)])).unwrap();
     assert_eq!(ints(&q.recv().unwrap(), "c"), vec![Some(1)]);
@@ -1224,7 +1224,7 @@ fn a_late_row_is_found_behind_rows_still_waiting_to_enter_the_window() {
     let err = s.push(batch(&[(4_000, Some("a"), None)])).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "batch rejected by stream 's': 1 late row(s), the first at row 0 (event time 4000 < 5000 already seen for its key)"
+        "batch rejected by stream 's': 1 late row(s), the first at index 0 of the batch (event time 4000 < 5000 already seen for its key)"
     );
     s.push(batch(&[
         (9_000, Some("a"), None),
@@ -1283,7 +1283,7 @@ fn a_null_event_time_is_late_and_named_as_null() {
     let err = s.push(rows(vec![Some(1_000), None])).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "batch rejected by stream 's': 1 late row(s), the first at row 1 (its event time is NULL)"
+        "batch rejected by stream 's': 1 late row(s), the first at index 1 of the batch (its event time is NULL)"
     );
 }
 
@@ -2142,7 +2142,8 @@ fn a_row_whose_expression_fails_gets_null_and_the_batch_goes_on() {
         assert_eq!(query.failed_batches, 0, "{query:?}");
         let error = query.last_error.as_deref().unwrap_or("");
         assert!(
-            error.contains("row at index 1 of its batch: evaluating"),
+            error.starts_with("row 2 of stream 'd': evaluating x / y")
+                && error.contains(" where x = 1, y = 0: "),
             "{error}"
         );
         assert!(error.contains("Divide by zero"), "{error}");
@@ -2163,6 +2164,72 @@ fn a_row_whose_expression_fails_gets_null_and_the_batch_goes_on() {
         .execute("INSERT INTO strict VALUES (6, 3), (1, 0)")
         .unwrap();
     assert_eq!(ints(&q.recv().unwrap(), "q"), vec![Some(2), None]);
+}
+
+/// A failed value names its row by its number in the stream, wherever the
+/// expression runs: WHERE, a subquery and QUALIFY drop rows before it, and
+/// the batch is not the stream's first.
+#[test]
+fn a_failed_value_names_its_row_in_the_stream() {
+    let (engine, s, schema) = engine_with_stream(
+        "d",
+        vec![
+            Field::new("x", DataType::Int64, true),
+            Field::new("y", DataType::Int64, true),
+        ],
+    );
+    let queries = [
+        "SELECT x / y AS q FROM d WHERE x > 5",
+        "SELECT x / y AS q FROM (SELECT x, y FROM d WHERE x > 5) WHERE x < 100",
+        "SELECT x / y AS q, count(*) OVER (ROWS 2 PRECEDING) AS c FROM d WHERE x > 5 QUALIFY c > 1",
+    ]
+    .map(|sql| engine.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}")));
+    let push = |x: Vec<i64>, y: Vec<i64>| {
+        let b = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int64Array::from(x)), Arc::new(Int64Array::from(y))],
+        )
+        .unwrap();
+        s.push(b).unwrap();
+    };
+    push(vec![1, 2, 3], vec![1, 1, 1]);
+    // Row 4 divides by zero but WHERE drops it; rows 6 and 7 fail.
+    push(vec![1, 6, 7, 9], vec![0, 1, 0, 0]);
+    for q in &queries {
+        let stats = q.stats();
+        assert_eq!(stats.failed_results, 2, "{stats:?}");
+        let failure = stats.last_failed_row.expect("a failed row");
+        assert_eq!(failure.rows, 6..=6, "{}", stats.sql);
+        assert_eq!(
+            failure.to_string(),
+            "row 6 of stream 'd': evaluating x / y where x = 7, y = 0: Divide by zero error"
+        );
+        assert_eq!(stats.last_error, Some(failure.to_string()));
+    }
+}
+
+#[test]
+fn a_late_row_is_named_by_its_place_in_the_batch_whatever_where_drops() {
+    let (strict, s) = engine_with_s_and(
+        StreamOptions::default()
+            .event_time("ts")
+            .on_late(OnLate::Error),
+    );
+    let _q = strict
+        .query("SELECT count(*) OVER (RANGE '10s') AS c FROM s WHERE key = 'a' GROUP BY key")
+        .unwrap();
+    s.push(batch(&[(5_000, Some("a"), None)])).unwrap();
+    let err = s
+        .push(batch(&[
+            (6_000, Some("b"), None),
+            (7_000, Some("a"), None),
+            (1_000, Some("a"), None),
+        ]))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "batch rejected by stream 's': 1 late row(s), the first at index 2 of the batch (event time 1000 < 7000 already seen for its key)"
+    );
 }
 
 #[test]
@@ -4252,7 +4319,10 @@ fn rows_visited_by_key_keep_batch_order_in_results_and_failures() {
     let query = &stats.queries[0];
     assert_eq!(query.failed_results, 7, "{query:?}");
     let error = query.last_error.as_deref().unwrap_or("");
-    assert!(error.contains("row 300"), "{error}");
+    assert!(
+        error.starts_with("row 301 of stream 'g': sum overflowed BIGINT"),
+        "{error}"
+    );
 
     fn q_schema() -> Arc<Schema> {
         Arc::new(Schema::new(vec![

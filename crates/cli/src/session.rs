@@ -586,7 +586,7 @@ impl Session {
             &format!("query {}", q.id),
             q.late_rows,
             q.failed_results,
-            q.last_error.as_deref(),
+            q.last_failed_row.map(|f| f.to_string()).as_deref(),
         );
     }
 

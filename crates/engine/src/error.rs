@@ -45,7 +45,7 @@ pub enum EngineError {
     /// none (NULL), on a stream declared `on_late = 'error'`; nothing was
     /// pushed.
     #[error(
-        "batch rejected by stream '{stream}': {count} late row(s), the first at row {first_row} ({})",
+        "batch rejected by stream '{stream}': {count} late row(s), the first at index {first_row} of the batch ({})",
         why_late(*event_time, *newest)
     )]
     LateRows {

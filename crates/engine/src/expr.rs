@@ -7,9 +7,10 @@
 //! of it, so [`CompiledExpr::evaluate_rows`] then narrows the failure down
 //! to its rows and gives each of them NULL, as SQLite and MySQL do for
 //! division by zero. The failures are counted ([`RowFailures`]) and reach
-//! the query's statistics with the first message; nothing is dropped
-//! silently.
+//! the query's statistics with the first message, which names the row and
+//! the values the expression read there; nothing is dropped silently.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -17,17 +18,18 @@ use arrow_array::temporal_conversions::as_datetime;
 use arrow_array::types::{
     ArrowTimestampType, TimestampMicrosecondType, TimestampMillisecondType, TimestampSecondType,
 };
-use arrow_array::{Array, ArrayRef, RecordBatch, new_null_array};
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, new_null_array};
 use arrow_schema::{DataType, TimeUnit};
-use datafusion_common::DFSchema;
 use datafusion_common::tree_node::{Transformed, TreeNode};
+use datafusion_common::{DFSchema, DataFusionError, ScalarValue};
 use datafusion_expr::Expr;
 use datafusion_expr::Operator;
 use datafusion_expr::execution_props::ExecutionProps;
 use datafusion_expr::physical_planning_context::PhysicalPlanningContext;
 use datafusion_physical_expr::expressions::BinaryExpr;
+use datafusion_physical_expr::utils::collect_columns;
 use datafusion_physical_expr::{PhysicalExpr, create_physical_expr};
-use sliq_sql::sql_text;
+use sliq_sql::{literal_text, sql_text};
 
 /// Failing slices of at most this many rows are evaluated row by row
 /// rather than halved again.
@@ -41,6 +43,9 @@ pub(crate) struct CompiledExpr {
     physical: Arc<dyn PhysicalExpr>,
     text: String,
     data_type: DataType,
+    /// The columns it reads, by index in its rows' schema and name, in
+    /// schema order: a failing row's message shows their values.
+    columns: Vec<(usize, String)>,
 }
 
 /// Rows whose values could not be computed and became NULL.
@@ -48,20 +53,38 @@ pub(crate) struct CompiledExpr {
 pub struct RowFailures {
     /// How many values became NULL.
     pub count: usize,
-    /// Why the first of them failed, naming its row by its index in the
-    /// batch (from 0, as arrow counts).
-    pub first: Option<String>,
+    /// The first of them.
+    pub first: Option<FailedRows>,
+}
+
+/// Rows of a batch whose value could not be computed, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedRows {
+    /// Their positions (from 0) in the batch the failures are counted
+    /// against: one row, or a run of them that a kernel panicked on.
+    pub rows: Range<usize>,
+    /// What failed, with the values it read: `evaluating x / y where
+    /// x = 1, y = 0: Divide by zero`.
+    pub message: String,
 }
 
 impl RowFailures {
-    /// Records `count` failures, keeping the first message.
-    pub(crate) fn add(&mut self, count: usize, message: impl FnOnce() -> String) {
+    /// Records `count` failures, keeping the first: `rows` and its message.
+    pub(crate) fn add(
+        &mut self,
+        count: usize,
+        rows: Range<usize>,
+        message: impl FnOnce() -> String,
+    ) {
         if count == 0 {
             return;
         }
         self.count += count;
         if self.first.is_none() {
-            self.first = Some(message());
+            self.first = Some(FailedRows {
+                rows,
+                message: message(),
+            });
         }
     }
 
@@ -72,7 +95,28 @@ impl RowFailures {
             self.first = other.first;
         }
     }
+
+    /// These failures, counted against the rows that `kept` selected from
+    /// a batch, counted against that batch instead. O(rows) when there is
+    /// a failure, nothing otherwise.
+    /// (No mask: the rows were all kept.)
+    pub(crate) fn through(mut self, kept: Option<&BooleanArray>) -> Self {
+        if let (Some(first), Some(kept)) = (&mut self.first, kept) {
+            let position = |row: usize| kept.values().set_indices().nth(row);
+            let start = position(first.rows.start);
+            let last = first.rows.end.checked_sub(1).and_then(position);
+            debug_assert!(start.is_some() && last.is_some(), "failed rows not kept");
+            if let (Some(start), Some(last)) = (start, last) {
+                first.rows = start..last + 1;
+            }
+        }
+        self
+    }
 }
+
+/// The longest text of a value in a failing row's message: a longer one
+/// is cut, and ends in `…`.
+const VALUE_TEXT_CHARS: usize = 60;
 
 /// `e` as a physical expression over rows of `schema`, its integer `+`,
 /// `-` and `*` checked: DataFusion's wrap around on overflow by default,
@@ -124,14 +168,20 @@ impl CompiledExpr {
         let data_type = physical
             .data_type(schema.as_arrow())
             .map_err(|err| format!("cannot type {}: {err}", sql_text(e)))?;
+        let mut columns: Vec<(usize, String)> = collect_columns(&physical)
+            .into_iter()
+            .map(|c| (c.index(), c.name().to_string()))
+            .collect();
+        columns.sort_unstable();
         let compiled = CompiledExpr {
             physical,
             text: sql_text(e),
             data_type,
+            columns,
         };
         let no_rows = RecordBatch::new_empty(Arc::new(schema.as_arrow().clone()));
         match compiled.try_evaluate(&no_rows) {
-            Err(failed) if !failed.panicked => Err(failed.message),
+            Err(failed) if !failed.panicked => Err(compiled.message(&failed)),
             _ => Ok(compiled),
         }
     }
@@ -143,7 +193,38 @@ impl CompiledExpr {
 
     /// Its value for every row of `batch`, or the first error.
     pub(crate) fn evaluate(&self, batch: &RecordBatch) -> Result<ArrayRef, String> {
-        self.try_evaluate(batch).map_err(|failed| failed.message)
+        self.try_evaluate(batch)
+            .map_err(|failed| self.message(&failed))
+    }
+
+    /// What failed, over a batch: `evaluating x / y: Divide by zero`.
+    fn message(&self, failed: &Failed) -> String {
+        format!("evaluating {}: {}", self.text, failed.cause)
+    }
+
+    /// What failed on `row`, a batch of one row: `evaluating x / y where
+    /// x = 1, y = 0: Divide by zero`.
+    fn row_message(&self, row: &RecordBatch, failed: &Failed) -> String {
+        let values: Vec<String> = self
+            .columns
+            .iter()
+            .filter(|(index, _)| *index < row.num_columns())
+            .map(|(index, name)| {
+                let value = ScalarValue::try_from_array(row.column(*index), 0)
+                    .map(|v| literal_text(&v))
+                    .unwrap_or_else(|_| "?".to_string());
+                format!("{name} = {}", shortened(value))
+            })
+            .collect();
+        match values.is_empty() {
+            true => self.message(failed),
+            false => format!(
+                "evaluating {} where {}: {}",
+                self.text,
+                values.join(", "),
+                failed.cause
+            ),
+        }
     }
 
     /// [`Self::evaluate`], telling a kernel's panic apart from an error: a
@@ -157,15 +238,13 @@ impl CompiledExpr {
                 .and_then(|v| v.into_array(batch.num_rows()))
         })
         .map_err(|panic| Failed {
-            message: format!("evaluating {}: internal error ({panic})", self.text),
+            cause: format!("internal error ({panic})"),
             panicked: true,
         })?;
-        let array =
-            evaluated.map_err(|err| Failed::error(format!("evaluating {}: {err}", self.text)))?;
+        let array = evaluated.map_err(|err| Failed::error(cause(&err)))?;
         if let Some(v) = timestamp_out_of_range(&array) {
             return Err(Failed::error(format!(
-                "evaluating {}: {v} is out of range for {} (years -262143 to 262142)",
-                self.text,
+                "{v} is out of range for {} (years -262143 to 262142)",
                 array.data_type()
             )));
         }
@@ -188,7 +267,7 @@ impl CompiledExpr {
         let failed = match self.try_evaluate(batch) {
             Ok(array) => return Ok(array),
             // No rows, yet it failed: not a data problem.
-            Err(failed) if batch.num_rows() == 0 => return Err(failed.message),
+            Err(failed) if batch.num_rows() == 0 => return Err(self.message(&failed)),
             Err(failed) => failed,
         };
         let mut parts = Vec::new();
@@ -210,13 +289,9 @@ impl CompiledExpr {
         let n = rows.num_rows();
         debug_assert!(n > 0);
         if n == 1 || failed.panicked {
-            let message = failed.message;
-            failures.add(n, || match n {
-                1 => format!("row at index {offset} of its batch: {message}"),
-                _ => format!(
-                    "rows at indices {offset} to {} of its batch: {message}",
-                    offset + n - 1
-                ),
+            failures.add(n, offset..offset + n, || match n {
+                1 => self.row_message(rows, &failed),
+                _ => self.message(&failed),
             });
             parts.push(new_null_array(&self.data_type, n));
             return;
@@ -246,16 +321,33 @@ impl CompiledExpr {
 
 /// Why an evaluation failed, and whether a kernel panicked.
 struct Failed {
-    message: String,
+    cause: String,
     panicked: bool,
 }
 
 impl Failed {
-    fn error(message: String) -> Self {
+    fn error(cause: String) -> Self {
         Failed {
-            message,
+            cause,
             panicked: false,
         }
+    }
+}
+
+/// Why DataFusion failed, without the layers it wraps the cause in
+/// (`Arrow error: Divide by zero error` is arrow's `Divide by zero error`).
+fn cause(err: &DataFusionError) -> String {
+    match err.find_root() {
+        DataFusionError::ArrowError(why, _) => why.to_string(),
+        root => root.strip_backtrace(),
+    }
+}
+
+/// `text`, cut to [`VALUE_TEXT_CHARS`] characters.
+fn shortened(text: String) -> String {
+    match text.char_indices().nth(VALUE_TEXT_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text,
     }
 }
 
@@ -334,12 +426,12 @@ mod tests {
             vec![Some(2), None, Some(4), None]
         );
         assert_eq!(failures.count, 2);
-        let first = failures.first.expect("a message");
-        assert!(
-            first.starts_with("row at index 1 of its batch: evaluating x / y"),
-            "{first}"
+        let first = failures.first.expect("a failure");
+        assert_eq!(first.rows, 1..2);
+        assert_eq!(
+            first.message,
+            "evaluating x / y where x = 1, y = 0: Divide by zero error"
         );
-        assert!(first.contains("Divide by zero"), "{first}");
     }
 
     #[test]
@@ -351,12 +443,13 @@ mod tests {
         let e = CompiledExpr::new(&e, &schema).expect("compiles");
         let mut failures = RowFailures::default();
         e.evaluate_rows(&b, &mut failures).expect("rows evaluate");
-        let first = failures.first.expect("a message");
+        let first = failures.first.expect("a failure");
+        assert_eq!(first.rows, 1..2);
         assert!(
-            first.starts_with(
-                "row at index 1 of its batch: evaluating CAST(x AS DECIMAL(20, 0)) * 999999999999999999999999999999999999.9:"
+            first.message.starts_with(
+                "evaluating CAST(x AS DECIMAL(20, 0)) * 999999999999999999999999999999999999.9 where x = 1000:"
             ),
-            "{first}"
+            "{first:?}"
         );
     }
 
@@ -432,10 +525,13 @@ mod tests {
         // Not split into halves: every row of the batch is NULL.
         assert_eq!(values.null_count(), 3);
         assert_eq!(failures.count, 3);
-        let first = failures.first.take().expect("a message");
+        let first = failures.first.take().expect("a failure");
+        assert_eq!(first.rows, 0..3);
         assert!(
-            first.starts_with("rows at indices 0 to 2 of its batch: evaluating explode(x): internal error (explode: a negative value)"),
-            "{first}"
+            first
+                .message
+                .starts_with("evaluating explode(x): internal error (explode: a negative value)"),
+            "{first:?}"
         );
         // The next batch evaluates as usual.
         let fine = batch(&[4, 5], &[0, 0]);
@@ -460,9 +556,8 @@ mod tests {
             let zeros = ys.iter().filter(|y| **y == 0).count();
             proptest::prop_assert_eq!(failures.count, zeros);
             if let Some(first) = ys.iter().position(|y| *y == 0) {
-                let message = failures.first.unwrap_or_default();
-                let prefix = format!("row at index {first} of its batch:");
-                proptest::prop_assert!(message.starts_with(&prefix), "{}", message);
+                let failed = failures.first.map(|f| f.rows);
+                proptest::prop_assert_eq!(failed, Some(first..first + 1));
             }
         }
     }

@@ -27,6 +27,7 @@ use sliq_aggregates::{Aggregate, AggregateVisitor, OutputType, OutputValue};
 use sliq_swag::{ChunkedDeque, DabaLiteShape, RetiredBlocks, ValueOps};
 
 use crate::columns::{ArrowColumns, ArrowSink};
+use crate::expr::{FailedRows, RowFailures};
 use crate::frame::FramePass;
 use crate::operator::{lift_row, write_null};
 
@@ -274,7 +275,7 @@ pub trait GroupOperator: Send {
         key_ids: &[u32],
         keys: usize,
         frame: &FramePass,
-    ) -> Vec<(ArrayRef, usize, Option<String>)>;
+    ) -> Vec<(ArrayRef, RowFailures)>;
 
     /// Bytes per record (one per window slot, holding every member).
     fn record_bytes(&self) -> usize;
@@ -340,7 +341,7 @@ impl<const W: usize> GroupOperator for SharedWindows<W> {
         key_ids: &[u32],
         keys: usize,
         frame: &FramePass,
-    ) -> Vec<(ArrayRef, usize, Option<String>)> {
+    ) -> Vec<(ArrayRef, RowFailures)> {
         let rows = key_ids.len();
         let mut results: Vec<MemberResults> = self
             .members
@@ -416,10 +417,18 @@ impl<const W: usize> GroupOperator for SharedWindows<W> {
         results
             .into_iter()
             .map(|r| {
-                let first_error = r
-                    .first_error
-                    .map(|(row, e)| format!("row {}: {e}", frame.batch_row(row as usize)));
-                (r.sink.finish(), r.failed, first_error)
+                let mut failures = RowFailures {
+                    count: r.failed,
+                    first: None,
+                };
+                if let Some((row, message)) = r.first_error {
+                    let row = frame.batch_row(row as usize);
+                    failures.first = Some(FailedRows {
+                        rows: row..row + 1,
+                        message,
+                    });
+                }
+                (r.sink.finish(), failures)
             })
             .collect()
     }

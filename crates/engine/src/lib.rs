@@ -41,6 +41,6 @@ pub use options::{OnLate, StreamOptions};
 pub use partition::Partitioner;
 pub use sliq_sql::FunctionInfo;
 pub use sliq_sql::panics::{panic_is_caught, panic_message};
-pub use stats::{EngineStats, QueryInfo, QueryStats, StreamInfo, StreamStats};
+pub use stats::{EngineStats, QueryInfo, QueryStats, RowFailure, StreamInfo, StreamStats};
 pub use stream::Stream;
 pub use subscription::Query;

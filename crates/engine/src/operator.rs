@@ -16,6 +16,7 @@ use sliq_swag::{
 };
 
 use crate::columns::{ArrowColumns, ArrowSink};
+use crate::expr::RowFailures;
 use crate::frame::FramePass;
 
 /// Which FIFO aggregator runs the windows (`SET window_algorithm = '…'`).
@@ -78,8 +79,8 @@ pub trait AggregateOperator: Send {
     /// Processes one batch, its rows in the visiting order of `frame` (see
     /// [`FramePass`]): `args` are the value arguments and `key_ids` the
     /// rows' keys, in that order. Returns one result per row, in that order,
-    /// the number of rows whose result could not be computed (NULL), and
-    /// the first such failure.
+    /// and the rows whose result could not be computed (NULL), counted
+    /// against the batch.
     fn process(
         &mut self,
         args: &[ArrayRef],
@@ -87,7 +88,7 @@ pub trait AggregateOperator: Send {
         key_ids: &[u32],
         keys: usize,
         frame: &FramePass,
-    ) -> (ArrayRef, usize, Option<String>);
+    ) -> (ArrayRef, RowFailures);
 
     /// Drops key `key`'s window, freeing its memory: the key's next row
     /// starts an empty one.
@@ -423,7 +424,7 @@ impl<A: Aggregate, K: KeyWindow<A>> AggregateOperator for WindowOperator<A, K> {
         key_ids: &[u32],
         keys: usize,
         frame: &FramePass,
-    ) -> (ArrayRef, usize, Option<String>) {
+    ) -> (ArrayRef, RowFailures) {
         while self.windows.len() < keys {
             self.windows.push(K::empty(&self.aggregate, self.shape));
         }
@@ -559,7 +560,7 @@ impl<A: Aggregate, Q: WaitingRows<A::Agg>> AggregateOperator for RunningOperator
         key_ids: &[u32],
         keys: usize,
         frame: &FramePass,
-    ) -> (ArrayRef, usize, Option<String>) {
+    ) -> (ArrayRef, RowFailures) {
         if self.totals.len() < keys {
             self.totals.resize(keys, self.aggregate.identity());
         }
@@ -620,8 +621,7 @@ impl<A: Aggregate, Q: WaitingRows<A::Agg>> AggregateOperator for RunningOperator
 struct BatchResults<'o> {
     output: &'o OutputType,
     sink: ArrowSink,
-    failed: usize,
-    first_error: Option<String>,
+    failures: RowFailures,
 }
 
 impl<'o> BatchResults<'o> {
@@ -629,13 +629,12 @@ impl<'o> BatchResults<'o> {
         BatchResults {
             output,
             sink: ArrowSink::new(output, rows),
-            failed: 0,
-            first_error: None,
+            failures: RowFailures::default(),
         }
     }
 
-    /// Row `row`'s lowered result, or NULL when it failed; the first
-    /// failure's message names the row in its batch. Once per row: always
+    /// Row `row`'s lowered result, or NULL when it failed (counted against
+    /// the row's place in its batch). Once per row: always
     /// inlined (as a call, it cost about 2 % of a whole replay).
     #[inline(always)]
     fn push<V: OutputValue>(
@@ -647,9 +646,8 @@ impl<'o> BatchResults<'o> {
         match result {
             Ok(v) => v.write(&mut self.sink),
             Err(e) => {
-                self.failed += 1;
-                self.first_error
-                    .get_or_insert_with(|| format!("row {}: {e}", frame.batch_row(row)));
+                let row = frame.batch_row(row);
+                self.failures.add(1, row..row + 1, || e.to_string());
                 self.push_null();
             }
         }
@@ -661,8 +659,8 @@ impl<'o> BatchResults<'o> {
         write_null(self.output, &mut self.sink);
     }
 
-    fn finish(self) -> (ArrayRef, usize, Option<String>) {
-        (self.sink.finish(), self.failed, self.first_error)
+    fn finish(self) -> (ArrayRef, RowFailures) {
+        (self.sink.finish(), self.failures)
     }
 }
 

@@ -20,6 +20,38 @@ use crate::operator::{
 };
 use crate::udaf::RegisteredAggregate;
 
+/// What one stage of a query (a subquery, or the query around it) made of
+/// a batch.
+struct Stage {
+    /// Its output rows.
+    rows: RecordBatch,
+    /// Late rows, and failures counted against the pushed batch's rows.
+    outcome: BatchOutcome,
+    /// The output rows' clocks.
+    clocks: Option<Vec<i64>>,
+    /// Where the output rows came from.
+    origins: RowOrigins,
+}
+
+/// Which rows of a pushed batch a stage's output rows are: the masks that
+/// kept them (WHERE, HAVING and QUALIFY of each stage), the first applied
+/// first. Every other step keeps the rows one for one.
+#[derive(Default)]
+struct RowOrigins {
+    kept: Vec<BooleanArray>,
+}
+
+impl RowOrigins {
+    /// `failures`, counted against the rows these origins kept, counted
+    /// against the pushed batch.
+    fn trace(&self, failures: RowFailures) -> RowFailures {
+        self.kept
+            .iter()
+            .rev()
+            .fold(failures, |failures, kept| failures.through(Some(kept)))
+    }
+}
+
 /// What processing a batch produced besides its output.
 #[derive(Debug, Default, Clone)]
 pub struct BatchOutcome {
@@ -607,6 +639,15 @@ impl CompiledQuery {
                     .find_late(&w.key_ids, Some(&times), restarts.as_deref()),
             );
         }
+        // Rows are named by their place in the pushed batch, not among the
+        // rows WHERE kept.
+        if let Some(kept) = kept.filter(|_| !late.is_empty()) {
+            let positions: Vec<usize> = kept.values().set_indices().collect();
+            for late in &mut late {
+                debug_assert!(late.row < positions.len(), "a late row WHERE did not keep");
+                late.row = positions.get(late.row).copied().unwrap_or(late.row);
+            }
+        }
         Ok(late)
     }
 
@@ -614,29 +655,41 @@ impl CompiledQuery {
     /// `clocks` holds, per row, the stream's clock (its newest event time up
     /// to that row), by which idle keys restart and are forgotten (see
     /// [`Self::forgetting_idle_keys`]).
+    ///
+    /// Failures are counted against the rows of `batch`, whichever stage
+    /// they happened in.
     pub fn process(
         &mut self,
         batch: &RecordBatch,
         clocks: Option<&[i64]>,
     ) -> Result<(RecordBatch, BatchOutcome), String> {
-        let (output, outcome, _) = self.process_stage(batch, clocks)?;
-        Ok((output, outcome))
+        let stage = self.process_stage(batch, clocks)?;
+        Ok((stage.rows, stage.outcome))
     }
 
-    /// [`Self::process`], also returning the clocks of the output rows.
+    /// [`Self::process`], also telling where the output rows came from.
     fn process_stage(
         &mut self,
         batch: &RecordBatch,
         clocks: Option<&[i64]>,
-    ) -> Result<(RecordBatch, BatchOutcome, Option<Vec<i64>>), String> {
+    ) -> Result<Stage, String> {
         let Some(input) = &mut self.input else {
             return self.process_own(batch, clocks);
         };
-        let (rows, mut outcome, clocks) = input.process_stage(batch, clocks)?;
-        let (output, own, clocks) = self.process_own(&rows, clocks.as_deref())?;
-        outcome.late_rows = outcome.late_rows.max(own.late_rows);
-        outcome.failures.merge(own.failures);
-        Ok((output, outcome, clocks))
+        let inner = input.process_stage(batch, clocks)?;
+        let own = self.process_own(&inner.rows, inner.clocks.as_deref())?;
+        let mut outcome = inner.outcome;
+        outcome.late_rows = outcome.late_rows.max(own.outcome.late_rows);
+        outcome
+            .failures
+            .merge(inner.origins.trace(own.outcome.failures));
+        let mut origins = inner.origins;
+        origins.kept.extend(own.origins.kept);
+        Ok(Stage {
+            outcome,
+            origins,
+            ..own
+        })
     }
 
     /// Runs one batch of this query's own input rows through its windows.
@@ -644,9 +697,13 @@ impl CompiledQuery {
         &mut self,
         batch: &RecordBatch,
         clocks: Option<&[i64]>,
-    ) -> Result<(RecordBatch, BatchOutcome, Option<Vec<i64>>), String> {
+    ) -> Result<Stage, String> {
         let mut outcome = BatchOutcome::default();
         let (batch, kept) = self.filtered(batch, &mut outcome.failures)?;
+        // Failures counted against the rows WHERE kept, then against the
+        // rows HAVING or QUALIFY kept.
+        let mut kept_failures = RowFailures::default();
+        let mut output_failures = RowFailures::default();
         let clocks = clocks.map(|c| rows_kept(c, kept.as_ref()));
         let rows = batch.num_rows();
         // Evaluate everything that can fail before changing any state.
@@ -655,7 +712,7 @@ impl CompiledQuery {
             let keys = w
                 .keys
                 .iter()
-                .map(|k| k.evaluate_rows(&batch, &mut outcome.failures))
+                .map(|k| k.evaluate_rows(&batch, &mut kept_failures))
                 .collect::<Result<Vec<_>, _>>()?;
             let times = w
                 .event_time
@@ -670,7 +727,7 @@ impl CompiledQuery {
             .map(|a| {
                 a.args
                     .iter()
-                    .map(|e| e.evaluate_rows(&batch, &mut outcome.failures))
+                    .map(|e| e.evaluate_rows(&batch, &mut kept_failures))
                     .collect::<Result<Vec<_>, _>>()
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -680,7 +737,7 @@ impl CompiledQuery {
             .map(|a| {
                 a.filter
                     .as_ref()
-                    .map(|f| row_mask(f, &batch, &mut outcome.failures))
+                    .map(|f| row_mask(f, &batch, &mut kept_failures))
                     .transpose()
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -705,7 +762,7 @@ impl CompiledQuery {
             );
             outcome.late_rows = outcome.late_rows.max(w.pass.late_count);
         }
-        let mut results: Vec<Option<(ArrayRef, usize, Option<String>)>> =
+        let mut results: Vec<Option<(ArrayRef, RowFailures)>> =
             (0..self.aggregates.len()).map(|_| None).collect();
         for g in &mut self.groups {
             let w = &mut self.windows[g.window];
@@ -723,9 +780,9 @@ impl CompiledQuery {
                 w.key_map.key_count(),
                 &w.pass,
             );
-            for (&i, (array, failed, error)) in g.members.iter().zip(outputs) {
+            for (&i, (array, failures)) in g.members.iter().zip(outputs) {
                 let array = w.pass.in_batch_order(array).map_err(reordering)?;
-                results[i] = Some((array, failed, error));
+                results[i] = Some((array, failures));
             }
         }
         for (((a, args), mask), result) in self
@@ -737,7 +794,7 @@ impl CompiledQuery {
         {
             let w = &mut self.windows[a.window];
             if a.counts_frame {
-                *result = Some((frame_counts(&w.pass), 0, None));
+                *result = Some((frame_counts(&w.pass), RowFailures::default()));
             } else if let Some(operator) = &mut a.operator {
                 let reordered;
                 let (args, mask) = if w.pass.is_grouped() {
@@ -746,10 +803,10 @@ impl CompiledQuery {
                 } else {
                     (&args[..], mask.as_ref())
                 };
-                let (array, failed, error) =
+                let (array, failures) =
                     operator.process(args, mask, &w.pass.keys, w.key_map.key_count(), &w.pass);
                 let array = w.pass.in_batch_order(array).map_err(reordering)?;
-                *result = Some((array, failed, error));
+                *result = Some((array, failures));
             }
         }
         if let Some(&clock) = clocks.as_ref().and_then(|c| c.last()) {
@@ -757,12 +814,9 @@ impl CompiledQuery {
         }
         let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
         for result in results {
-            let (array, failed, error) =
+            let (array, failures) =
                 result.ok_or("an aggregate without an operator (a planning bug)")?;
-            outcome.failures.merge(RowFailures {
-                count: failed,
-                first: error,
-            });
+            kept_failures.merge(failures);
             columns.push(array);
         }
         let options = RecordBatchOptions::new().with_row_count(Some(rows));
@@ -773,21 +827,26 @@ impl CompiledQuery {
         )
         .map_err(|e| format!("assembling results: {e}"))?;
         // HAVING and QUALIFY drop rows after their windows took them in.
-        let (intermediate, clocks) = match &self.result_filter {
+        let (intermediate, clocks, results_kept) = match &self.result_filter {
             Some(q) => {
-                let mask = row_mask(q, &intermediate, &mut outcome.failures)?;
+                let mask = row_mask(q, &intermediate, &mut kept_failures)?;
                 let kept = arrow_select::filter::filter_record_batch(&intermediate, &mask)
                     .map_err(|e| format!("filtering results: {e}"))?;
-                (kept, clocks.map(|c| rows_kept(&c, Some(&mask))))
+                (kept, clocks.map(|c| rows_kept(&c, Some(&mask))), Some(mask))
             }
-            None => (intermediate, clocks),
+            None => (intermediate, clocks, None),
         };
         let options = RecordBatchOptions::new().with_row_count(Some(intermediate.num_rows()));
         let out = self
             .outputs
             .iter()
-            .map(|e| e.evaluate_rows(&intermediate, &mut outcome.failures))
+            .map(|e| e.evaluate_rows(&intermediate, &mut output_failures))
             .collect::<Result<Vec<_>, _>>()?;
+        kept_failures.merge(output_failures.through(results_kept.as_ref()));
+        outcome.failures.merge(kept_failures.through(kept.as_ref()));
+        let origins = RowOrigins {
+            kept: kept.into_iter().chain(results_kept).collect(),
+        };
         let out = out
             .into_iter()
             .zip(self.output_schema.fields())
@@ -800,10 +859,15 @@ impl CompiledQuery {
                 }
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let output =
+        let rows =
             RecordBatch::try_new_with_options(Arc::clone(&self.output_schema), out, &options)
                 .map_err(|e| format!("assembling output: {e}"))?;
-        Ok((output, outcome, clocks))
+        Ok(Stage {
+            rows,
+            outcome,
+            clocks,
+            origins,
+        })
     }
 
     /// Number of keys per window group (seen and not forgotten), the

@@ -2,6 +2,9 @@
 //! ([`Engine::stats`](crate::Engine::stats)) and descriptions (`SHOW`,
 //! `DESCRIBE`).
 
+use std::fmt;
+use std::ops::RangeInclusive;
+
 use arrow_schema::SchemaRef;
 
 use crate::options::StreamOptions;
@@ -42,12 +45,42 @@ pub struct QueryStats {
     pub failed_results: u64,
     /// Batches whose evaluation failed (an error was delivered instead).
     pub failed_batches: u64,
-    /// The latest failure, if any.
+    /// The latest failure, if any: a value that could not be computed (as
+    /// [`Self::last_failed_row`] tells it) or a batch that failed.
     pub last_error: Option<String>,
+    /// The latest row whose value could not be computed, if any.
+    pub last_failed_row: Option<RowFailure>,
     /// Keys held, per window group: seen and not forgotten.
     pub keys: Vec<usize>,
     /// Keys forgotten for being idle longer than the stream's `key_ttl`.
     pub forgotten_keys: u64,
+}
+
+/// A row of a stream whose value could not be computed (it became NULL),
+/// and why. Shown as `row 2 of stream 'd': evaluating x / y where x = 1,
+/// y = 0: Divide by zero`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowFailure {
+    /// The stream.
+    pub stream: String,
+    /// The row, numbered from 1 in the order the stream accepted its rows;
+    /// several rows when an expression's kernel failed on them together
+    /// (an internal error), which then all became NULL.
+    pub rows: RangeInclusive<u64>,
+    /// What failed: the expression with the values it read there, or the
+    /// aggregate, and the error.
+    pub message: String,
+}
+
+impl fmt::Display for RowFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (first, last) = (self.rows.start(), self.rows.end());
+        match first == last {
+            true => write!(f, "row {first}")?,
+            false => write!(f, "rows {first} to {last}")?,
+        }
+        write!(f, " of stream '{}': {}", self.stream, self.message)
+    }
 }
 
 /// A snapshot of the engine's counters.

@@ -15,7 +15,7 @@ use crate::error::EngineError;
 use crate::expr::physical_expr;
 use crate::options::{OnLate, StreamOptions};
 use crate::query::{CompiledQuery, event_time_millis};
-use crate::stats::{QueryStats, StreamInfo, StreamStats};
+use crate::stats::{QueryStats, RowFailure, StreamInfo, StreamStats};
 
 /// A query as the stream it reads sees it: where its results go and what
 /// it counts.
@@ -233,6 +233,8 @@ impl Stream {
             return Err(e);
         }
         let _order = state.push_lock.lock();
+        // The stream's rows before this batch: they number its rows.
+        let rows_before = state.stats.lock().rows;
         let queries = Arc::clone(&state.queries.read());
         let clocks = state.clocks(&batch);
         if state.options.late_policy() == OnLate::Error {
@@ -281,8 +283,15 @@ impl Stream {
                         stats.rows_out += output.num_rows() as u64;
                         stats.late_rows += outcome.late_rows as u64;
                         stats.failed_results += outcome.failures.count as u64;
-                        if outcome.failures.first.is_some() {
-                            stats.last_error = outcome.failures.first;
+                        if let Some(first) = outcome.failures.first {
+                            let failure = RowFailure {
+                                stream: state.name.clone(),
+                                rows: rows_before + first.rows.start as u64 + 1
+                                    ..=rows_before + first.rows.end as u64,
+                                message: first.message,
+                            };
+                            stats.last_error = Some(failure.to_string());
+                            stats.last_failed_row = Some(failure);
                         }
                         late_rows = late_rows.max(outcome.late_rows);
                         Ok(output)

@@ -44,7 +44,7 @@ mod planner;
 mod types;
 
 pub use error::{Location, SqlError, SqlErrorKind, closest, did_you_mean};
-pub use expr::{FunctionInfo, builtin_functions, like, sql_text};
+pub use expr::{FunctionInfo, builtin_functions, like, literal_text, sql_text};
 pub use parser::{
     DurationError, SliqDialect, duration_ms, parse_duration_ms, parse_statements, single_line,
 };

@@ -132,7 +132,9 @@ pub struct WorkerStats {
     /// Values that could not be computed from a row's data (overflow,
     /// integer division by zero, a failing CAST) and were emitted as NULL.
     pub failed_results: u64,
-    /// The latest such failure's message, if any.
+    /// The latest such failure's message, if any. It names the row by the
+    /// values it read, not by its number: a worker sees only its part of
+    /// the stream.
     pub last_failure: Option<String>,
     /// Distinct keys it holds (the most of any of the query's windows).
     pub keys: usize,

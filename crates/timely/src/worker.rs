@@ -134,7 +134,9 @@ pub(crate) fn run_worker(
         batches: stream_stats.batches,
         late_rows: stream_stats.late_rows,
         failed_results: query_stats.failed_results,
-        last_failure: query_stats.last_error,
+        last_failure: query_stats
+            .last_failed_row
+            .map(|f| format!("a row of stream '{}': {}", f.stream, f.message)),
         keys: query_stats.keys.iter().copied().max().unwrap_or(0),
         rows_out: query_stats.rows_out,
     })

@@ -40,7 +40,7 @@ pub use functions::{
     FunctionInfo, builtin_functions, is_scalar_call, is_scalar_function, like,
     over_scalar_function, scalar_function, unknown_function,
 };
-pub use sql_text::sql_text;
+pub use sql_text::{literal_text, sql_text};
 use temporal_text::{temporal_text, writes_temporal_text};
 
 /// The location of an AST node's start, when sqlparser knows it.

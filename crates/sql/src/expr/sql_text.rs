@@ -108,8 +108,9 @@ pub fn sql_text(e: &Expr) -> String {
     }
 }
 
-/// A constant as SQL writes it.
-fn literal_text(v: &ScalarValue) -> String {
+/// A value as SQL writes it as a constant: `'it''s'`, `2.5`, `TRUE`,
+/// `TIMESTAMP '2024-01-01 10:00:04.5'`, `NULL`.
+pub fn literal_text(v: &ScalarValue) -> String {
     if v.is_null() {
         return "NULL".to_string();
     }
