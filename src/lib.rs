@@ -38,7 +38,7 @@ pub use sliq_aggregates as aggregates;
 pub use sliq_engine as engine;
 pub use sliq_engine::{
     Engine, EngineBuilder, EngineError, EngineStats, Executed, OnLate, Query, QueryInfo,
-    QueryStats, Stream, StreamInfo, StreamOptions, StreamStats, WindowAlgorithm,
+    QueryStats, RowFailure, Stream, StreamInfo, StreamOptions, StreamStats, WindowAlgorithm,
 };
 pub use sliq_sql as sql;
 pub use sliq_swag as swag;

@@ -18,6 +18,7 @@ mod generator;
 mod json_floats;
 mod output;
 mod repl;
+mod replay_failures;
 mod session;
 mod source;
 

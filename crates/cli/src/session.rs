@@ -13,6 +13,7 @@ use sliq_engine::{Engine, EngineError, Executed, Query, Stream};
 
 use crate::console::note;
 use crate::output::{Destination, OutputError, OutputFormat, ResultWriter};
+use crate::replay_failures::ReplayFailures;
 use crate::source::{BatchReader, SourceError, SourceSpec};
 
 /// Parsed batches queued for the windows. Deep enough that the reader, the
@@ -472,9 +473,18 @@ impl Session {
         writer.flush()?;
         self.interrupted.store(false, Ordering::Relaxed);
         let start = Instant::now();
+        let mut failures = None;
         let rows_in = match source {
             Some((spec, source)) => {
-                Some(self.drive(&spec, source, &stream, &query, &mut writer)?)
+                let rows_before = self
+                    .engine
+                    .stats()
+                    .streams
+                    .iter()
+                    .find(|s| s.name == stream_name)
+                    .map_or(0, |s| s.rows);
+                let failures = failures.insert(ReplayFailures::new(spec.name(), rows_before));
+                Some(self.drive(&spec, source, &stream, &query, &mut writer, failures)?)
             }
             None => {
                 self.print_live(&query, &mut writer)?;
@@ -482,7 +492,7 @@ impl Session {
             }
         };
         writer.finish()?;
-        Self::note_nulls(&query);
+        Self::note_nulls(&query, failures.as_ref().and_then(|f| f.latest()));
         let secs = start.elapsed().as_secs_f64();
         if self.timing {
             match rows_in {
@@ -574,19 +584,22 @@ impl Session {
     /// Writes out a standing query's last rows and explains its NULLs.
     fn end_standing(mut standing: Standing) -> Result<(), SessionError> {
         standing.writer.finish()?;
-        Self::note_nulls(&standing.query);
+        Self::note_nulls(&standing.query, None);
         Ok(())
     }
 
     /// Says how many of `query`'s rows carry NULL because they were late or a
     /// value could not be computed, so that no NULL goes unexplained.
-    fn note_nulls(query: &Query) {
+    /// `replay_failure` names the latest failure by its source line, when
+    /// a replay found it.
+    fn note_nulls(query: &Query, replay_failure: Option<&str>) {
         let q = query.stats();
+        let engine_failure = q.last_failed_row.map(|f| f.to_string());
         note_nulls(
             &format!("query {}", q.id),
             q.late_rows,
             q.failed_results,
-            q.last_failed_row.map(|f| f.to_string()).as_deref(),
+            replay_failure.or(engine_failure.as_deref()),
         );
     }
 
@@ -738,8 +751,9 @@ impl Session {
     }
 
     /// Reads `source` (opened from `spec`) into `stream`, writing `query`'s
-    /// results; returns rows read. Parsing runs on its own thread, so that
-    /// reading, windows and output overlap on two cores.
+    /// results and naming its failed values in `failures`; returns rows
+    /// read. Parsing runs on its own thread, so that reading, windows and
+    /// output overlap on two cores.
     fn drive(
         &self,
         spec: &SourceSpec,
@@ -747,9 +761,10 @@ impl Session {
         stream: &Stream,
         query: &Query,
         writer: &mut ResultWriter,
+        failures: &mut ReplayFailures,
     ) -> Result<u64, SessionError> {
         let OpenedSource {
-            reader,
+            mut reader,
             stop,
             bytes_read,
         } = source;
@@ -774,9 +789,13 @@ impl Session {
             std::thread::Builder::new()
                 .name("sliq-reader".into())
                 .spawn(move || {
-                    for batch in reader {
+                    while let Some(batch) = reader.next() {
                         let failed = batch.is_err();
-                        if stop.load(Ordering::Relaxed) || batches.send(batch).is_err() || failed {
+                        let lines = reader.take_row_lines();
+                        if stop.load(Ordering::Relaxed)
+                            || batches.send((batch, lines)).is_err()
+                            || failed
+                        {
                             break;
                         }
                     }
@@ -786,8 +805,8 @@ impl Session {
         let mut rows = 0;
         let result = (|| {
             loop {
-                let batch = match incoming.recv_timeout(Duration::from_millis(100)) {
-                    Ok(batch) => batch?,
+                let (batch, lines) = match incoming.recv_timeout(Duration::from_millis(100)) {
+                    Ok((batch, lines)) => (batch?, lines),
                     Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
                         if self.interrupted.load(Ordering::Relaxed) {
                             break;
@@ -799,8 +818,10 @@ impl Session {
                 if self.interrupted.load(Ordering::Relaxed) {
                     break;
                 }
+                let batch_after = failures.rows_before() + rows;
                 rows += batch.num_rows() as u64;
                 stream.push(batch)?;
+                failures.after_batch(query, batch_after, &lines);
                 loop {
                     match query.try_recv() {
                         Ok(Some(out)) => writer.write(&out)?,

@@ -28,10 +28,12 @@ mod numbers;
 mod parquet_file;
 mod plain_csv;
 mod read_types;
+mod row_lines;
 mod structural;
 
 use clients::{ClientLines, SharedClientLines};
 pub use lines::Lines;
+pub use row_lines::RowLines;
 
 /// Rows per batch read from files.
 pub const BATCH_ROWS: usize = 8192;
@@ -562,6 +564,19 @@ impl SourceSpec {
         }
     }
 
+    /// How messages name the source: its path, `stdin`, its address.
+    pub fn name(&self) -> String {
+        match self {
+            SourceSpec::File { path, .. } | SourceSpec::Debs { path, .. } => {
+                path.display().to_string()
+            }
+            SourceSpec::Stdin { .. } => "stdin".to_string(),
+            SourceSpec::TcpServer { connect, .. } => connect.clone(),
+            SourceSpec::TcpClients { listen, .. } => listen.clone(),
+            SourceSpec::Generator { .. } => "the generator".to_string(),
+        }
+    }
+
     /// The size of the file to replay, for a progress bar.
     pub fn file_size(&self) -> Option<u64> {
         match self {
@@ -586,7 +601,7 @@ impl SourceSpec {
     ) -> Result<BatchReader, SourceError> {
         Ok(match self {
             SourceSpec::File { path, text, follow } => {
-                let what = path.display().to_string();
+                let what = self.name();
                 let file = File::open(path).map_err(|e| SourceError::io(&what, e))?;
                 if text.format == Format::Parquet {
                     return Ok(BatchReader::Parquet(parquet_file::open(
@@ -614,7 +629,7 @@ impl SourceSpec {
                     follow: None,
                     stop,
                 };
-                text_reader(Box::new(io::stdin()), "stdin".into(), schema, *text, live)?
+                text_reader(Box::new(io::stdin()), self.name(), schema, *text, live)?
             }
             SourceSpec::TcpServer { connect, text } => {
                 let input = connect_tcp(connect, Arc::clone(&stop))?;
@@ -623,7 +638,7 @@ impl SourceSpec {
                     follow: None,
                     stop,
                 };
-                text_reader(input, connect.clone(), schema, *text, live)?
+                text_reader(input, self.name(), schema, *text, live)?
             }
             SourceSpec::TcpClients { listen, text } => {
                 let (input, clients) = listen_tcp(listen, Arc::clone(&stop))?;
@@ -632,7 +647,7 @@ impl SourceSpec {
                     follow: None,
                     stop,
                 };
-                match text_reader(input, listen.clone(), schema, *text, live)? {
+                match text_reader(input, self.name(), schema, *text, live)? {
                     BatchReader::Lines(lines) => BatchReader::Lines(lines.naming_clients(clients)),
                     other => other,
                 }
@@ -646,7 +661,7 @@ impl SourceSpec {
                 out_of_order,
                 speed,
             } => {
-                let what = path.display().to_string();
+                let what = self.name();
                 let file = File::open(path).map_err(|e| SourceError::io(&what, e))?;
                 let counted = Counting {
                     inner: file,
@@ -1002,6 +1017,14 @@ impl BatchReader {
     pub fn leave_unread(&mut self, unread: Vec<bool>) {
         if let BatchReader::Lines(lines) = self {
             lines.leave_unread(unread);
+        }
+    }
+
+    /// The lines the batch [`Iterator::next`] returned last was read from.
+    pub fn take_row_lines(&mut self) -> RowLines {
+        match self {
+            BatchReader::Lines(lines) => lines.take_row_lines(),
+            _ => RowLines::Unknown,
         }
     }
 }

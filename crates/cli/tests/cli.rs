@@ -1162,15 +1162,46 @@ fn nulls_from_late_rows_and_failed_values_are_explained() {
         // A timely worker sees only its part of the stream: the row is
         // named by its values alone.
         let row = match workers.len() {
-            0 => "row 2",
-            _ => "a row",
+            0 => format!("{}, line 3", path.display()),
+            _ => "a row of stream 's'".to_string(),
         };
         assert!(
             err.contains(&format!(
-                "query 1: 1 value(s) could not be computed and are NULL (latest: {row} of \
-                 stream 's': evaluating x / y where x = 1, y = 0: Divide by zero error)"
+                "query 1: 1 value(s) could not be computed and are NULL (latest: {row}: \
+                 evaluating x / y where x = 1, y = 0: Divide by zero error)"
             )),
             "{workers:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_failed_value_is_named_by_its_line_in_every_replay() {
+    // Line 4 is malformed and skipped; line 6 divides by zero, and WHERE
+    // drops line 3 before it. The second query replays the file into the
+    // same stream, whose rows the engine numbers on from the first replay.
+    let path = scratch(
+        "failed_lines.csv",
+        b"ts,x,y\n1,6,3\n2,-1,0\nbad\n3,8,2\n4,9,0\n5,4,2\n",
+    );
+    let sql = format!(
+        "CREATE STREAM s (ts BIGINT, x BIGINT, y BIGINT) WITH (path = '{}', on_error = 'skip'); \
+         SELECT x / y AS q FROM s WHERE x > 0; SELECT x / y AS q FROM s WHERE x > 0;",
+        path.display()
+    );
+    let out = run(&["--format", "csv", "-c", &sql]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // (A lone NULL is written "" in CSV, so that its line is not blank.)
+    assert_eq!(stdout(&out), "q\n2\n4\n\"\"\n2\nq\n2\n4\n\"\"\n2\n");
+    let err = stderr(&out);
+    for query in 1..=2 {
+        assert!(
+            err.contains(&format!(
+                "query {query}: 1 value(s) could not be computed and are NULL (latest: {}, \
+                 line 6: evaluating x / y where x = 9, y = 0: Divide by zero error)",
+                path.display()
+            )),
+            "{err}"
         );
     }
 }

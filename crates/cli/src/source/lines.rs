@@ -25,6 +25,7 @@ use crate::console::note;
 
 use super::clients::SharedClientLines;
 use super::decoder::{FileColumns, TextDecoder};
+use super::row_lines::RowLines;
 use super::{BATCH_ROWS, Format, Liveness, MAX_LINE_BYTES, OnError, SourceError, TextOptions};
 use super::{explain, header};
 
@@ -67,6 +68,8 @@ pub struct Lines {
     done: bool,
     /// For a socket source, which client sent each line.
     clients: Option<SharedClientLines>,
+    /// The lines of the batch returned last.
+    row_lines: RowLines,
 }
 
 /// A batch's text: whole lines, with the line number and byte offset of
@@ -118,6 +121,16 @@ impl Lines {
             failed: None,
             done: false,
             clients: None,
+            row_lines: RowLines::Unknown,
+        }
+    }
+
+    /// The lines the batch returned last was read from. Not known for a
+    /// socket source with clients, whose lines are numbered per client.
+    pub fn take_row_lines(&mut self) -> RowLines {
+        match self.clients {
+            Some(_) => RowLines::Unknown,
+            None => std::mem::take(&mut self.row_lines),
         }
     }
 
@@ -186,6 +199,7 @@ impl Lines {
                 continue;
             }
             if let Ok(batch) = self.decode_lines(&chunk.bytes, chunk.starts.len()) {
+                self.row_lines = RowLines::of(chunk.starts.iter().map(|&(line, _)| line).collect());
                 return Ok(batch);
             }
             if let Some(batch) = self.decode_each_line(&chunk)? {
@@ -236,6 +250,8 @@ impl Lines {
         // plain decoder kept from the last batch: at most a piece, so a line
         // too long is refused at most a piece later).
         let mut unbroken = 0;
+        // The last byte taken: whether the input's last line has its break.
+        let mut last_byte = None;
         let decoded = loop {
             let held = !self.held.is_empty();
             if !held
@@ -260,6 +276,7 @@ impl Lines {
                 }
                 let text = plain.taken_text();
                 unbroken = unbroken_after(unbroken, &text[text.len() - got..]);
+                last_byte = text.last().copied();
             } else {
                 let buffered = match held {
                     true => &self.held,
@@ -277,6 +294,7 @@ impl Lines {
                     Err(e) => break Err(e),
                 };
                 unbroken = unbroken_after(unbroken, &buffered[..used]);
+                last_byte = buffered[..used].last().copied().or(last_byte);
                 if !keeps_text {
                     read.extend_from_slice(&buffered[..used]);
                 }
@@ -310,6 +328,14 @@ impl Lines {
         });
         match counted.and_then(|lines| Ok((lines, decoder.flush()?))) {
             Ok((lines, batch)) => {
+                // One row per line, unless the batch held blank lines. (The
+                // input's last line may lack its line break.)
+                let rows = batch.as_ref().map_or(0, |b| b.num_rows());
+                let unbroken_end = self.done && last_byte.is_some_and(|b| b != b'\n');
+                self.row_lines = match rows == lines + usize::from(unbroken_end) {
+                    true => RowLines::From(self.line + 1),
+                    false => RowLines::Unknown,
+                };
                 self.line += lines;
                 Ok(Ok(batch))
             }
@@ -513,6 +539,7 @@ impl Lines {
         };
         halve(0..chunk.starts.len(), &mut pending);
         let mut good = Vec::new();
+        let mut good_lines = Vec::new();
         while let Some(records) = pending.pop() {
             if records.is_empty() {
                 continue;
@@ -520,6 +547,9 @@ impl Lines {
             let text = chunk.text_of(records.clone());
             let e = match self.decode_lines(text, records.len()) {
                 Ok(batch) => {
+                    if batch.is_some() {
+                        good_lines.extend(chunk.starts[records].iter().map(|&(line, _)| line));
+                    }
                     good.extend(batch);
                     continue;
                 }
@@ -565,6 +595,7 @@ impl Lines {
         if good.is_empty() {
             return Ok(None);
         }
+        self.row_lines = RowLines::of(good_lines);
         arrow_select::concat::concat_batches(&self.schema, &good)
             .map(Some)
             .map_err(|e| SourceError::Unreadable(e.to_string()))
@@ -796,6 +827,72 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    proptest! {
+        /// Each row's line, when the reader knows it, is the line it was
+        /// read from; it knows every row's line when no line was skipped.
+        #[test]
+        fn rows_know_their_lines(
+            lines in proptest::collection::vec(line_strategy(), 0..40),
+            final_newline: bool,
+            json: bool,
+        ) {
+            let format = if json { Format::JsonLines } else { Format::Csv };
+            let text = render(&lines, final_newline, format);
+            // A CSV file's line 1 is its header.
+            let first = 1 + usize::from(!json);
+            let want: Vec<(i64, usize)> = lines
+                .iter()
+                .enumerate()
+                .filter_map(|(i, l)| match l {
+                    Line::Good(s) | Line::GoodCrlf(s) | Line::GoodQuoted(s) => Some((*s, first + i)),
+                    _ => None,
+                })
+                .collect();
+            let skips_none = want.len() == lines.len();
+            for live in [false, true] {
+                let mut reader = source(&text, format, OnError::Skip, live);
+                let mut got = Vec::new();
+                while let Some(batch) = reader.next_batch().expect("skips bad lines") {
+                    let row_lines = reader.take_row_lines();
+                    let seqs = batch.column(0).as_primitive::<Int64Type>().values().to_vec();
+                    got.extend(seqs.into_iter().enumerate().map(|(row, seq)| (seq, row_lines.line(row))));
+                }
+                prop_assert_eq!(got.len(), want.len());
+                for ((seq, line), (want_seq, want_line)) in got.iter().zip(&want) {
+                    prop_assert_eq!(seq, want_seq);
+                    prop_assert!(line.is_none_or(|l| l == *want_line), "{:?} for line {}", line, want_line);
+                    prop_assert!(line.is_some() || !skips_none, "live: {}", live);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rows_of_later_batches_know_their_lines() {
+        // Line 1 is the header, line seq + 2 holds row seq; a bad line at
+        // 12,000 sends that batch line by line.
+        let mut text = b"seq,v\n".to_vec();
+        for seq in 0..20_000 {
+            match seq {
+                12_000 => text.extend_from_slice(b"bad\n"),
+                _ => text.extend_from_slice(format!("{seq},1\n").as_bytes()),
+            }
+        }
+        for live in [false, true] {
+            let mut reader = source(&text, Format::Csv, OnError::Skip, live);
+            let mut rows = 0;
+            while let Some(batch) = reader.next_batch().expect("skips the bad line") {
+                let row_lines = reader.take_row_lines();
+                let seqs = batch.column(0).as_primitive::<Int64Type>();
+                for (row, seq) in seqs.values().iter().enumerate() {
+                    assert_eq!(row_lines.line(row), Some(*seq as usize + 2), "live: {live}");
+                }
+                rows += batch.num_rows();
+            }
+            assert_eq!(rows, 19_999);
         }
     }
 
