@@ -23,6 +23,7 @@ mod clients;
 mod decoder;
 mod explain;
 mod header;
+mod json_keys;
 mod lines;
 mod numbers;
 mod parquet_file;
@@ -170,9 +171,14 @@ pub struct TextOptions {
 }
 
 impl TextOptions {
-    /// Whether the first line is a header to skip (CSV with `header`).
-    fn skips_header(&self) -> bool {
-        self.header && self.format == Format::Csv
+    /// Whether the first line that is not blank is read apart: as a header
+    /// (CSV with `header`), or for its keys (JSON lines).
+    fn reads_first_line(&self) -> bool {
+        match self.format {
+            Format::Csv => self.header,
+            Format::JsonLines => true,
+            _ => false,
+        }
     }
 }
 

@@ -973,6 +973,30 @@ fn json_lines_that_do_not_fit_are_named_in_the_stream_s_terms() {
 }
 
 #[test]
+fn json_keys_in_another_case_are_read_and_missing_ones_are_noted() {
+    // The first object decides, as a CSV header does: "DeviceId" is read
+    // for deviceId (after a byte order mark); no key names "temp".
+    let out = csv_script(
+        "keys.jsonl",
+        b"\xEF\xBB\xBF{\"DeviceId\": \"a\", \"temperature\": 2, \"seq\": 1}\n\
+          {\"DeviceId\": \"b\", \"temperature\": 3, \"seq\": 2}\n",
+        "CREATE STREAM s (seq BIGINT, deviceId VARCHAR, temp DOUBLE) \
+           WITH (path = '{path}'); \
+         SELECT seq, deviceId, temp FROM s;",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "seq,deviceId,temp\n1,a,\n2,b,\n");
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "keys.jsonl: the first line has no key for column(s) 'temp' (its keys: \
+             'DeviceId', 'seq', 'temperature'); a line without the key gives the column NULL"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_file_without_line_breaks_ends_the_replay_instead_of_filling_memory() {
     // /dev/zero, or a binary file read as CSV, grew one line buffer until
     // the allocator gave up; the rows before such a line still come out.

@@ -21,6 +21,10 @@ pub(super) struct FileColumns {
     /// The source's column of each stream column; `None` when the source's
     /// columns are the stream's.
     pub(super) projection: Option<Vec<usize>>,
+    /// The stream's columns, when the source names some of them otherwise
+    /// (JSON keys in another case): batches are decoded under the source's
+    /// names, then given the stream's.
+    pub(super) stream: Option<SchemaRef>,
 }
 
 impl FileColumns {
@@ -29,6 +33,7 @@ impl FileColumns {
         FileColumns {
             schema,
             projection: None,
+            stream: None,
         }
     }
 }
@@ -47,6 +52,8 @@ pub(super) enum TextDecoder {
         batch_rows: usize,
         nesting: JsonNesting,
         types: ReadTypes,
+        /// See [`FileColumns::stream`].
+        stream: Option<SchemaRef>,
     },
 }
 
@@ -140,6 +147,7 @@ impl TextDecoder {
                 batch_rows,
                 nesting: JsonNesting::default(),
                 types,
+                stream: columns.stream.clone(),
             },
             _ => {
                 let mut builder = arrow_csv::ReaderBuilder::new(schema)
@@ -268,8 +276,19 @@ impl TextDecoder {
                 decoder.flush()?.map(|b| types.convert(b)).transpose()
             }
             TextDecoder::Plain(d) => d.flush(),
-            TextDecoder::Json { decoder, types, .. } => {
-                decoder.flush()?.map(|b| types.convert(b)).transpose()
+            TextDecoder::Json {
+                decoder,
+                types,
+                stream,
+                ..
+            } => {
+                let batch = decoder.flush()?.map(|b| types.convert(b)).transpose()?;
+                match (batch, stream) {
+                    (Some(batch), Some(stream)) => {
+                        RecordBatch::try_new(Arc::clone(stream), batch.columns().to_vec()).map(Some)
+                    }
+                    (batch, _) => Ok(batch),
+                }
             }
         }
     }

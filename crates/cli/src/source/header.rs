@@ -115,6 +115,7 @@ pub(super) fn first_line(
     let columns = FileColumns {
         schema: Arc::new(Schema::new(fields)),
         projection: Some(projection),
+        stream: None,
     };
     Ok(FirstLine::Header(columns, None))
 }

@@ -27,7 +27,7 @@ use super::clients::SharedClientLines;
 use super::decoder::{FileColumns, TextDecoder};
 use super::row_lines::RowLines;
 use super::{BATCH_ROWS, Format, Liveness, MAX_LINE_BYTES, OnError, SourceError, TextOptions};
-use super::{explain, header};
+use super::{explain, header, json_keys};
 
 /// A text source decoded into batches.
 pub struct Lines {
@@ -41,8 +41,8 @@ pub struct Lines {
     live: Liveness,
     /// Lines read so far (blank lines and the header included).
     line: usize,
-    /// Whether the first line that is not blank is yet to be read as a
-    /// header (CSV with `header`).
+    /// Whether the first line that is not blank is yet to be read: as a
+    /// header (CSV with `header`), or for its keys (JSON lines).
     expects_header: bool,
     /// Text taken from the input but not decoded yet, which comes before
     /// the rest of it: the first line, when it turned out to be a row
@@ -111,7 +111,7 @@ impl Lines {
             text,
             live,
             line: 0,
-            expects_header: text.skips_header(),
+            expects_header: text.reads_first_line(),
             held: Vec::new(),
             pending: Vec::new(),
             bulk: None,
@@ -409,11 +409,23 @@ impl Lines {
         Ok(())
     }
 
-    /// Reads the first line that is not blank of a source with `header`
-    /// (line `self.line`): a header, matched with the stream's columns, or
-    /// (true) the first row of a file without one.
+    /// Reads the first line that is not blank (line `self.line`) of a CSV
+    /// source with `header`: a header, matched with the stream's columns,
+    /// or (true) the first row of a file without one. Of JSON lines: the
+    /// first row (true), whose keys are matched with the stream's columns.
     fn read_first_line(&mut self, line: &[u8]) -> Result<bool, SourceError> {
         self.expects_header = false;
+        if self.text.format == Format::JsonLines {
+            let (columns, remark) =
+                json_keys::first_object(header::without_bom(line), &self.schema);
+            if let Some(columns) = columns {
+                self.columns = columns;
+            }
+            if let Some(remark) = remark {
+                note!("{}: {remark}", self.what);
+            }
+            return Ok(true);
+        }
         let first = header::first_line(line, &self.schema, &self.text)
             .map_err(|message| self.malformed(self.line, message))?;
         let (row, remark) = match first {
@@ -649,7 +661,7 @@ impl Lines {
                     note!("{}: truncated; reading it again from the start", self.what);
                     self.pending.clear();
                     self.line = 0;
-                    self.expects_header = self.text.skips_header();
+                    self.expects_header = self.text.reads_first_line();
                     continue;
                 }
                 // Following a file: wait for the writer.

@@ -1059,6 +1059,7 @@ mod tests {
                 let columns = FileColumns {
                     schema,
                     projection: project.then_some(projection),
+                    stream: None,
                 };
                 (columns, text, irregular)
             })
