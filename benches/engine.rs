@@ -252,6 +252,16 @@ fn main() {
             "decimal sum ROWS 999",
             "SELECT key, sum(CAST(v AS DECIMAL(10, 2))) OVER (ROWS 999 PRECEDING) AS m FROM s GROUP BY key",
         ),
+        // Hash lookups per row: each key's values (nearly all distinct),
+        // and the keys seen in one global window.
+        (
+            "count distinct ROWS 999",
+            "SELECT key, count(DISTINCT v) OVER (ROWS 999 PRECEDING) AS m FROM s GROUP BY key",
+        ),
+        (
+            "count distinct keys 10s",
+            "SELECT count(DISTINCT key) OVER (RANGE '10s') AS m FROM s",
+        ),
     ];
     println!(
         "{:<24} {:>8} {:>7} {:>10} {:>12}",

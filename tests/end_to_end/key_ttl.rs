@@ -12,15 +12,17 @@ use sliq::{EngineError, StreamOptions};
 /// Aggregates of every kind of per-key state: a shared window (`sum`,
 /// `max`, `min` and `max` over strings, one DABA Lite per key), a window of
 /// its own (`lag`), a RANGE frame's time deque (`count(*)`), a running
-/// total (`row_number`), and frames ending before the current row (rows
-/// waiting outside a window, a running total, and a time deque).
+/// total (`row_number`), frames ending before the current row (rows
+/// waiting outside a window, a running total, and a time deque), and a
+/// distinct count's values.
 const EVERY_STATE: &str = "SELECT key, \
      sum(v) OVER w AS s, max(v) OVER w AS m, min(key) OVER w AS lo, max(key) OVER w AS hi, \
      lag(v) OVER (ROWS 1 PRECEDING) AS prev, count(*) OVER (RANGE '1h') AS n, \
      row_number() OVER (PARTITION BY key) AS r, \
      avg(v) OVER (ROWS BETWEEN 5 PRECEDING AND 2 PRECEDING) AS before, \
      sum(v) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS so_far, \
-     count(*) OVER (RANGE BETWEEN '1h' PRECEDING AND '1s' PRECEDING) AS earlier \
+     count(*) OVER (RANGE BETWEEN '1h' PRECEDING AND '1s' PRECEDING) AS earlier, \
+     count(DISTINCT v) OVER w AS distinct_v \
      FROM s GROUP BY key WINDOW w AS (ROWS 100 PRECEDING)";
 
 fn with_ttl(ttl: Option<Duration>) -> StreamOptions {
@@ -261,7 +263,10 @@ const AGGREGATES: &str = "SELECT \
      max(v) OVER (RANGE BETWEEN '300ms' PRECEDING AND '100ms' PRECEDING) AS mb, \
      avg(v) OVER (RANGE BETWEEN '300ms' PRECEDING AND '100ms' PRECEDING) AS ab, \
      count(*) OVER (RANGE BETWEEN '300ms' PRECEDING AND '100ms' PRECEDING) AS nb, \
-     sum(v) OVER (RANGE BETWEEN UNBOUNDED PRECEDING AND '100ms' PRECEDING) AS sb \
+     sum(v) OVER (RANGE BETWEEN UNBOUNDED PRECEDING AND '100ms' PRECEDING) AS sb, \
+     count(DISTINCT v) OVER w AS dw, count(DISTINCT v) OVER (ROWS UNBOUNDED PRECEDING) AS du, \
+     count(DISTINCT v) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS dub, \
+     count(DISTINCT v) OVER (RANGE BETWEEN '300ms' PRECEDING AND '100ms' PRECEDING) AS drb \
      FROM s WHERE v > -40 GROUP BY key WINDOW w AS (ROWS 3 PRECEDING)";
 
 proptest! {

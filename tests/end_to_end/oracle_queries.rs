@@ -50,6 +50,7 @@ const FUNCTIONS: &[&str] = &[
     "last_value",
     "maxcount",
     "count_star",
+    "count_distinct",
 ];
 
 type Row = (i64, Option<&'static str>, Option<f64>);
@@ -60,6 +61,12 @@ fn naive(f: &str, window: &[Option<f64>]) -> Option<f64> {
     match f {
         "count_star" => Some(window.len() as f64),
         "count" => Some(present.len() as f64),
+        "count_distinct" => {
+            let mut bits: Vec<u64> = present.iter().map(|x| x.to_bits()).collect();
+            bits.sort_unstable();
+            bits.dedup();
+            Some(bits.len() as f64)
+        }
         "sum" => (!present.is_empty()).then(|| present.iter().sum()),
         "avg" => (!present.is_empty()).then(|| present.iter().sum::<f64>() / present.len() as f64),
         "min" => present.iter().copied().reduce(f64::min),
@@ -209,7 +216,11 @@ proptest! {
     ) {
         let engine = Engine::builder().window_algorithm(algorithm).channel_capacity(1024).build();
         let s = engine.register_stream("s", schema(), StreamOptions::default().event_time("ts")).unwrap();
-        let call = if f == "count_star" { "count(*)".to_string() } else { format!("{f}(v)") };
+        let call = match f {
+            "count_star" => "count(*)".to_string(),
+            "count_distinct" => "count(DISTINCT v)".to_string(),
+            f => format!("{f}(v)"),
+        };
         let call = if agg_filtered { format!("{call} FILTER (WHERE v > 2)") } else { call };
         let filter = if filtered { " WHERE v > 0" } else { "" };
         let partition = if keyed { "PARTITION BY key ORDER BY ts " } else { "ORDER BY ts " };
@@ -263,6 +274,8 @@ const SHARED_FUNCTIONS: &[&str] = &[
     "max(key) FILTER (WHERE v > 0)",
     "lag(v)",
     "lag(key, 1, 'none')",
+    "count(DISTINCT v)",
+    "count(DISTINCT key) FILTER (WHERE v > 0)",
 ];
 
 /// Each value of `array` as text (NULL → `None`; structs as `{…}`).

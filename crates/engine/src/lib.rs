@@ -19,6 +19,7 @@
 //! its own (`group`).
 
 mod columns;
+mod distinct;
 mod engine;
 mod error;
 mod expr;

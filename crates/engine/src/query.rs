@@ -11,6 +11,7 @@ use datafusion_common::DFSchema;
 use datafusion_expr::Expr;
 use sliq_sql::{AggregateFunction, Frame, QueryPlan};
 
+use crate::distinct::DistinctCountOperator;
 use crate::expr::{CompiledExpr, RowFailures};
 use crate::frame::{FramePass, FrameState, Late};
 use crate::group::{self, GroupOperator, MemberSpec};
@@ -181,12 +182,15 @@ struct CompiledAggregate {
 }
 
 /// Bytes per row that `function`'s window stores: its partial aggregate's
-/// size. A user-defined aggregate's is not known here; it counts as large
-/// enough for its rows to be visited key by key.
+/// size. A user-defined aggregate's is not known here, nor what a distinct
+/// count's hash lookups cost; they count as large enough for their rows to
+/// be visited key by key.
 fn window_bytes_per_row(function: &AggregateFunction) -> usize {
     match function {
         AggregateFunction::Builtin(resolved) => resolved.visit(group::AggLayout).size(),
-        AggregateFunction::User(_) => crate::frame::GROUP_MIN_BYTES,
+        AggregateFunction::User(_) | AggregateFunction::DistinctCount(_) => {
+            crate::frame::GROUP_MIN_BYTES
+        }
     }
 }
 
@@ -374,6 +378,10 @@ impl CompiledQuery {
                     delay,
                     frame_rows: frame_rows(&frame),
                 })),
+                AggregateFunction::DistinctCount(_) => {
+                    let operator = DistinctCountOperator::new(unbounded, delay != Delay::None);
+                    Some(Box::new(operator) as Box<dyn AggregateOperator>)
+                }
                 AggregateFunction::User(user) => {
                     match user.as_any().downcast_ref::<RegisteredAggregate>() {
                         Some(registered) => Some(registered.build(algorithm, unbounded, delay)),
@@ -507,7 +515,7 @@ impl CompiledQuery {
                             output: a.function.output_type().clone(),
                         },
                     )),
-                    AggregateFunction::User(_) => None,
+                    AggregateFunction::User(_) | AggregateFunction::DistinctCount(_) => None,
                 })
                 .unzip();
             if members.len() < 2 {

@@ -49,9 +49,9 @@ pub use parser::{
     DurationError, SliqDialect, duration_ms, parse_duration_ms, parse_statements, single_line,
 };
 pub use plan::{
-    AggregateCall, AggregateFunction, Catalog, Frame, QueryPlan, ResultFilter, Statement,
-    StreamDefinition, StreamOption, UserAggregate, WindowGroup, aggregate_column, format_duration,
-    mark_column,
+    AggregateCall, AggregateFunction, Catalog, DistinctCount, Frame, QueryPlan, ResultFilter,
+    Statement, StreamDefinition, StreamOption, UserAggregate, WindowGroup, aggregate_column,
+    format_duration, mark_column,
 };
 pub use planner::{output_arrow_type, plan_parsed, plan_sql};
 pub use types::{arrow_type, canonical_arrow_type, sql_type_name, value_type};

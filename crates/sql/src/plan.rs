@@ -146,6 +146,31 @@ pub enum AggregateFunction {
     Builtin(ResolvedAggregate),
     /// A function registered by the embedding program.
     User(Arc<dyn UserAggregate>),
+    /// `count(DISTINCT x)`: not a monoid of constant size, so the engine
+    /// keeps each window's values with their number of occurrences.
+    DistinctCount(DistinctCount),
+}
+
+/// `count(DISTINCT x)` for an `x` of one value type.
+#[derive(Clone, Debug)]
+pub struct DistinctCount {
+    input: [ValueType; 1],
+    output: OutputType,
+}
+
+impl DistinctCount {
+    /// `count(DISTINCT x)` of an `x` of type `input`: a BIGINT.
+    pub fn new(input: ValueType) -> Self {
+        DistinctCount {
+            input: [input],
+            output: OutputType::Scalar(ValueType::Int64),
+        }
+    }
+
+    /// The type of `x`.
+    pub fn input(&self) -> ValueType {
+        self.input[0]
+    }
 }
 
 impl AggregateFunction {
@@ -154,6 +179,7 @@ impl AggregateFunction {
         match self {
             AggregateFunction::Builtin(r) => r.inputs(),
             AggregateFunction::User(u) => u.inputs(),
+            AggregateFunction::DistinctCount(d) => &d.input,
         }
     }
 
@@ -162,6 +188,7 @@ impl AggregateFunction {
         match self {
             AggregateFunction::Builtin(r) => r.output_type(),
             AggregateFunction::User(u) => u.output_type(),
+            AggregateFunction::DistinctCount(d) => &d.output,
         }
     }
 
@@ -170,6 +197,7 @@ impl AggregateFunction {
         match self {
             AggregateFunction::Builtin(r) => r.name(),
             AggregateFunction::User(u) => u.name(),
+            AggregateFunction::DistinctCount(_) => "count",
         }
     }
 }
@@ -367,12 +395,20 @@ impl QueryPlan {
                     .iter()
                     .map(ToString::to_string)
                     .collect();
+                let (signature, runs_on) = match &a.function {
+                    AggregateFunction::DistinctCount(_) => (
+                        format!("count(DISTINCT {})", inputs.join(", ")),
+                        "each value's rows counted per key",
+                    ),
+                    f => (
+                        format!("monoid {}({})", f.name(), inputs.join(", ")),
+                        runs_on.as_str(),
+                    ),
+                };
                 out.push_str(&format!(
-                    "    {} = {}: monoid {}({}) -> {}, {runs_on}\n",
+                    "    {} = {}: {signature} -> {}, {runs_on}\n",
                     aggregate_column(j),
                     a.display,
-                    a.function.name(),
-                    inputs.join(", "),
                     a.function.output_type(),
                 ));
             }

@@ -93,6 +93,9 @@ const QUERIES: &[&str] = &[
     "SELECT k, ts, sum(v) OVER (ROWS BETWEEN 6 PRECEDING AND 2 PRECEDING) AS earlier, \
      max(v) OVER (RANGE BETWEEN '3s' PRECEDING AND '1s' PRECEDING) AS peak, \
      count(v) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS n FROM s GROUP BY k",
+    // Each key's values, counted.
+    "SELECT k, count(DISTINCT g) OVER (RANGE '3s') AS groups, \
+     count(DISTINCT v) OVER (ROWS 20 PRECEDING) AS values FROM s GROUP BY k",
 ];
 
 /// The embedded engine's rows for `sql`.

@@ -17,7 +17,9 @@ use crate::expr::{
     Aggregates, ExprConverter, Place, SUBQUERY_IN_EXPRESSION, is_scalar_function, literal,
     location_of, negative_literal, over_scalar_function, unknown_function,
 };
-use crate::plan::{AggregateCall, AggregateFunction, Catalog, WindowGroup, aggregate_column};
+use crate::plan::{
+    AggregateCall, AggregateFunction, Catalog, DistinctCount, WindowGroup, aggregate_column,
+};
 use crate::types::{canonical_arrow_type, sql_type_name, value_type};
 
 /// The Arrow type of an aggregate result.
@@ -100,13 +102,14 @@ impl AggregatePlanner<'_> {
         };
         let distinct =
             list.is_some_and(|l| l.duplicate_treatment == Some(ast::DuplicateTreatment::Distinct));
-        if distinct && (user.is_some() || !registry::ignores_duplicates(&name)) {
-            let hint = match name.as_str() {
-                "count" => " (try approx_count_distinct)",
-                _ => "",
-            };
-            return Err(SqlError::unsupported(format!("{name}(DISTINCT …){hint}"))
-                .or_at(location_of(&f.name)));
+        let counts_distinct = distinct && user.is_none() && name == "count";
+        if distinct && !counts_distinct && (user.is_some() || !registry::ignores_duplicates(&name))
+        {
+            return Err(SqlError::unsupported(format!(
+                "{name}(DISTINCT …) (count(DISTINCT x) is supported, and DISTINCT where it \
+                 changes nothing, as in min and max)"
+            ))
+            .or_at(location_of(&f.name)));
         }
         let ordered_by = within_group_argument(&name, f)?;
         let mut ignore_nulls = matches!(f.null_treatment, Some(NullTreatment::IgnoreNulls));
@@ -183,6 +186,18 @@ impl AggregatePlanner<'_> {
             arg_exprs.push(converted);
         }
         let function = match user {
+            None if counts_distinct => match arg_types.as_slice() {
+                [arg] => AggregateFunction::DistinctCount(DistinctCount::new(arg.ty)),
+                _ => {
+                    return Err(SqlError::at(
+                        SqlErrorKind::Plan(format!(
+                            "count(DISTINCT …) takes one argument, got {}",
+                            arg_types.len()
+                        )),
+                        location_of(&f.name),
+                    ));
+                }
+            },
             Some(u) => {
                 let given: Vec<ValueType> = arg_types.iter().map(|a| a.ty).collect();
                 if given.len() != u.inputs().len() {
@@ -228,7 +243,7 @@ impl AggregatePlanner<'_> {
             .transpose()?;
         let fixed_frame = match &function {
             AggregateFunction::Builtin(resolved) => resolved.fixed_frame(),
-            AggregateFunction::User(_) => None,
+            AggregateFunction::User(_) | AggregateFunction::DistinctCount(_) => None,
         };
         if let (Some(_), Some(filter)) = (fixed_frame, &f.filter) {
             // As in PostgreSQL: FILTER belongs to aggregates, and lag or
