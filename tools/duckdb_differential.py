@@ -90,6 +90,7 @@ def aggregate(rng):
         f"product({rng.choice(['v', 'i % 3', 'v / 10.0', 'CASE WHEN b THEN 2 ELSE 0.5 END'])})",
         "bit_and(i)", "bit_or(i)", "bit_xor(i)", f"any_value({rng.choice(ANY)})",
         f"skewness({x})", f"kurtosis({x})", f"kurtosis_pop({x})", f"regr_count({x}, {y})",
+        f"count(DISTINCT {rng.choice(['i % 7', 's', 'upper(s)', 'b', 'key', 'round(v)', 'v', 'i * 0.25'])})",
     ])
     if rng.random() < 0.2:
         call += f" FILTER (WHERE {rng.choice(BOOL)})"
