@@ -126,6 +126,7 @@ const SEEDS: &[&str] = &[
     "SELECT * EXCLUDE (ts) REPLACE (max(v) OVER (ROWS 2 PRECEDING) AS v), s.* EXCLUDE key FROM s",
     "SELECT -(-9223372036854775807 - 1), - -v, ceil(CAST(v AS DECIMAL(38, 37))), floor(-2.50), trunc(CAST(v AS DECIMAL(5, 2)), 1) FROM s",
     "SELECT CAST(epoch_ms(ts) AS VARCHAR), key || epoch_ms(ts), TRY_CAST(TIMESTAMP '2024-02-29 12:34:56.5' AS TEXT) FROM s WHERE CAST(epoch_ms(ts) AS VARCHAR) > '1970'",
+    "SELECT key, count(DISTINCT v) OVER (ROWS BETWEEN 5 PRECEDING AND 1 PRECEDING), count(DISTINCT upper(key)) FILTER (WHERE v > 0) OVER (RANGE '10s') FROM s GROUP BY key",
 ];
 
 /// Tokens that may stand in for one another without breaking the syntax, so
