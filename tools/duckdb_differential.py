@@ -187,6 +187,8 @@ class Expressions:
             lambda: f"date_part('{r.choice(['epoch', 'day', 'hour', 'minute', 'second', 'millisecond', 'microsecond', 'year', 'quarter'])}', "
                     f"{self.ts(d - 1)} - {self.ts(d - 1)})",
             lambda: f"epoch({self.ts(d - 1)} - {self.ts(d - 1)})",
+            lambda: f"epoch(({self.ts(d - 1)} - {self.ts(d - 1)}) * {r.choice(['2', '-3', '0', 'i % 5'])})",
+            lambda: f"epoch(INTERVAL '{r.randrange(1, 90)}' SECOND * {r.choice(['i % 7', '2', '0.5'])})",
         ])()
 
     def bool(self, d):
@@ -223,6 +225,7 @@ class Expressions:
             lambda: f"md5({s()})", lambda: f"strftime({self.ts(d - 1)}, '%Y-%m-%d %H:%M')",
             lambda: f"CAST({self.ts(d - 1)} AS VARCHAR)", lambda: f"({s()} || {self.ts(d - 1)})",
             lambda: f"CAST({self.ts(d - 1)} - {self.ts(d - 1)} AS VARCHAR)",
+            lambda: f"CAST(({self.ts(d - 1)} - {self.ts(d - 1)}) + INTERVAL '{r.randrange(1, 90)}' SECOND AS VARCHAR)",
             lambda: f"CAST(CAST({self.ts(d - 1)} AS DATE) {r.choice(['+', '-'])} {self.num(d - 1)} % 400 AS VARCHAR)",
         ])()
 
@@ -235,7 +238,8 @@ class Expressions:
                          f"date_trunc('hour', {self.ts(d - 1)})",
                          f"time_bucket(INTERVAL '{r.choice([10, 90, 3600])}' SECOND, {self.ts(d - 1)})",
                          f"time_bucket(INTERVAL '{r.choice([1, 7])}' DAY, {self.ts(d - 1)})",
-                         f"epoch_ms(epoch_ms({self.ts(d - 1)}) + {r.randrange(-999, 1000)})"])
+                         f"epoch_ms(epoch_ms({self.ts(d - 1)}) + {r.randrange(-999, 1000)})",
+                         f"({self.ts(d - 1)} + INTERVAL '1' SECOND * (i % 100))"])
 
 
 def expression_query(rng):

@@ -3988,6 +3988,75 @@ fn a_date_plus_or_minus_a_number_of_days_is_a_date() {
     assert!(err.contains("cannot be computed"), "{err}");
 }
 
+/// A length of time times or over a number is a length of time, as in
+/// PostgreSQL and DuckDB (rounded to sliq's millisecond); an INTERVAL
+/// constant beside one is one too, and a NULL length has NULL parts.
+#[test]
+fn a_length_of_time_scales_and_adds_as_a_length_of_time() {
+    let (engine, s) = engine_with_timestamps(StreamOptions::default().event_time("ts"));
+    let q = engine
+        .query(
+            "SELECT epoch(gap * 2) AS twice, epoch(-3 * gap) AS back3, epoch(gap / 4) AS quarter, \
+                    epoch(gap * 1.5) AS half_again, epoch(gap * 0.0001) AS rounded, \
+                    CAST(gap + INTERVAL '1' SECOND AS VARCHAR) AS plus, \
+                    epoch(INTERVAL '2' SECOND * 3) AS six, \
+                    ts + INTERVAL '1' MILLISECOND * 250 AS later, \
+                    date_part('quarter', gap) AS q, date_part('year', gap) AS y \
+             FROM (SELECT ts, ts - lag(ts) OVER (ROWS 1 PRECEDING) AS gap FROM t)",
+        )
+        .unwrap();
+    // The same gap type: an aggregate takes it.
+    let peak = engine
+        .query(
+            "SELECT max(gap * 2) OVER (ROWS 9 PRECEDING) AS m \
+             FROM (SELECT ts - lag(ts) OVER (ROWS 1 PRECEDING) AS gap FROM t)",
+        )
+        .unwrap();
+    s.push(timestamps_and_keys(
+        vec![Some(1_000), Some(3_500)],
+        vec!["a", "a"],
+    ))
+    .unwrap();
+    let out = q.recv().unwrap();
+    for (column, value) in [
+        ("twice", 5.0),
+        ("back3", -7.5),
+        ("quarter", 0.625),
+        ("half_again", 3.75),
+        // 0.25 ms rounds to 0.
+        ("rounded", 0.0),
+        ("six", 6.0),
+    ] {
+        assert_eq!(floats(&out, column)[1], Some(value), "{column}");
+    }
+    assert_eq!(floats(&out, "six")[0], Some(6.0));
+    assert_eq!(
+        strings(&out, "plus"),
+        [None, Some("00:00:03.5".to_string())]
+    );
+    let later = out
+        .column_by_name("later")
+        .unwrap()
+        .as_primitive::<arrow_array::types::TimestampMillisecondType>();
+    assert_eq!(later.values(), &[1_250, 3_750]);
+    // The first row has no gap: NULL, for the calendar's parts too.
+    assert_eq!(ints(&out, "q"), [None, Some(1)]);
+    assert_eq!(ints(&out, "y"), [None, Some(0)]);
+    let m = peak.recv().unwrap();
+    assert_eq!(
+        m.column_by_name("m").unwrap().data_type(),
+        &DataType::Duration(arrow_schema::TimeUnit::Millisecond)
+    );
+    // A length of time is no number: it scales by one, not by a time.
+    for sql in [
+        "SELECT (ts - ts) * ts FROM t",
+        "SELECT (ts - ts) / (ts - ts) FROM t",
+    ] {
+        let err = engine.query(sql).unwrap_err().to_string();
+        assert!(err.contains("does not apply to"), "{sql}: {err}");
+    }
+}
+
 #[test]
 fn parts_of_a_gap_between_events_are_read_as_duckdb_reads_them() {
     let (engine, s) = engine_with_timestamps(StreamOptions::default().event_time("ts"));

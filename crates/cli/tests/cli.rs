@@ -992,6 +992,25 @@ fn count_distinct_over_a_time_window_in_the_binary() {
 }
 
 #[test]
+fn lengths_of_time_scale_in_the_binary() {
+    // A deadline n seconds after each event, and twice the gap since the
+    // one before; every format writes a length of time in ISO 8601.
+    let out = csv_script(
+        "deadlines.csv",
+        b"ts,n\n2024-01-01 00:00:01,30\n2024-01-01 00:00:03.5,2\n",
+        "CREATE STREAM s (ts TIMESTAMP, n BIGINT) WITH (path = '{path}', event_time = 'ts'); \
+         SELECT ts + INTERVAL '1' SECOND * n AS due, \
+                (ts - lag(ts) OVER (ROWS 1 PRECEDING)) * 2 AS twice, \
+                INTERVAL '90' SECOND / 4 AS quarter FROM s;",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "due,twice,quarter\n2024-01-01T00:00:31.000,,PT22.5S\n2024-01-01T00:00:05.500,PT5S,PT22.5S\n"
+    );
+}
+
+#[test]
 fn json_keys_in_another_case_are_read_and_missing_ones_are_noted() {
     // The first object decides, as a CSV header does: "DeviceId" is read
     // for deviceId (after a byte order mark); no key names "temp".

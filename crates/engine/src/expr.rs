@@ -10,6 +10,7 @@
 //! the query's statistics with the first message, which names the row and
 //! the values the expression read there; nothing is dropped silently.
 
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -21,7 +22,7 @@ use arrow_array::types::{
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, new_null_array};
 use arrow_schema::{DataType, TimeUnit};
 use datafusion_common::tree_node::{Transformed, TreeNode};
-use datafusion_common::{DFSchema, DataFusionError, ScalarValue};
+use datafusion_common::{Column, DFSchema, DataFusionError, ScalarValue};
 use datafusion_expr::Expr;
 use datafusion_expr::Operator;
 use datafusion_expr::execution_props::ExecutionProps;
@@ -184,6 +185,38 @@ impl CompiledExpr {
             Err(failed) if !failed.panicked => Err(compiled.message(&failed)),
             _ => Ok(compiled),
         }
+    }
+
+    /// [`Self::new`], its messages naming the columns in `shown` by their
+    /// text there: an aggregate's result column (`__agg0`) by its call
+    /// (`lag(ts)`).
+    pub(crate) fn new_showing(
+        e: &Expr,
+        schema: &DFSchema,
+        shown: &HashMap<String, String>,
+    ) -> Result<Self, String> {
+        let mut compiled = Self::new(e, schema)?;
+        let written = e
+            .clone()
+            .transform(|node| {
+                Ok(match node {
+                    Expr::Column(c) if shown.contains_key(&c.name) => {
+                        let text = shown.get(&c.name).cloned().unwrap_or(c.name);
+                        Transformed::yes(Expr::Column(Column::new_unqualified(text)))
+                    }
+                    other => Transformed::no(other),
+                })
+            })
+            .map(|t| t.data);
+        if let Ok(written) = written {
+            compiled.text = sql_text(&written);
+        }
+        for (_, name) in &mut compiled.columns {
+            if let Some(text) = shown.get(name) {
+                name.clone_from(text);
+            }
+        }
+        Ok(compiled)
     }
 
     /// The type of its values.

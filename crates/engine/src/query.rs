@@ -1,6 +1,7 @@
 //! A planned query compiled to physical expressions and window operators,
 //! processing one input batch into one output batch.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -407,15 +408,22 @@ impl CompiledQuery {
                 operator,
             });
         }
+        // Messages name an aggregate's result by its call.
+        let calls: HashMap<String, String> = plan
+            .aggregates
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (sliq_sql::aggregate_column(i), a.display.clone()))
+            .collect();
         let outputs = plan
             .outputs
             .iter()
-            .map(|(_, e)| CompiledExpr::new(e, &intermediate))
+            .map(|(_, e)| CompiledExpr::new_showing(e, &intermediate, &calls))
             .collect::<Result<Vec<_>, _>>()?;
         let result_filter = plan
             .result_filter
             .as_ref()
-            .map(|f| CompiledExpr::new(&f.condition, &intermediate))
+            .map(|f| CompiledExpr::new_showing(&f.condition, &intermediate, &calls))
             .transpose()?;
         Ok(CompiledQuery {
             input: subquery,

@@ -42,6 +42,8 @@ pub(super) fn duration_part(part: &str, d: Expr, unit: TimeUnit) -> Result<Expr,
             within_minute / lit(per_second / per)
         }
     };
+    // A part every duration has the same value of: NULL for a NULL one.
+    let same_for_all = |value: i64| count.clone() * lit(0i64) + lit(value);
     let value = match lowered.parse::<IntervalUnit>() {
         Ok(IntervalUnit::Day) => count / lit(day),
         Ok(IntervalUnit::Hour) => count % lit(day) / lit(hour),
@@ -53,9 +55,9 @@ pub(super) fn duration_part(part: &str, d: Expr, unit: TimeUnit) -> Result<Expr,
         // No months: the calendar's parts are 0, and the quarter (months
         // / 3 + 1) is the first.
         Ok(IntervalUnit::Year | IntervalUnit::Month | IntervalUnit::Decade)
-        | Ok(IntervalUnit::Century) => lit(0i64),
-        _ if lowered == "millennium" => lit(0i64),
-        _ if lowered == "quarter" || lowered == "qtr" => lit(1i64),
+        | Ok(IntervalUnit::Century) => same_for_all(0),
+        _ if lowered == "millennium" => same_for_all(0),
+        _ if lowered == "quarter" || lowered == "qtr" => same_for_all(1),
         _ => {
             return Err(format!(
                 "date_part('{part}', …) does not apply to a length of time (an INTERVAL), \

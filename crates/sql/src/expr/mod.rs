@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use arrow_schema::{DataType, FieldRef};
+use arrow_schema::{DataType, FieldRef, TimeUnit};
 use datafusion_common::{Column, DFSchema, ScalarValue};
 use datafusion_expr::expr::{Between, BinaryExpr, Case, Cast, InList, Like};
 use datafusion_expr::simplify::{ExprSimplifyResult, SimplifyContext};
@@ -1331,6 +1331,36 @@ impl<'a> ExprConverter<'a> {
         self.cast_to(sum, &DataType::Date32)
     }
 
+    /// `length op factor` for a length of time (a Duration) times or over a
+    /// number (see [`scaled_length`]): its count of milliseconds times or
+    /// over the number, rounded to a whole millisecond, as a length of
+    /// time again. An integer product is exact (past BIGINT, that row's
+    /// failure); a fraction or a quotient goes through a DOUBLE.
+    fn scale_length(
+        &self,
+        length: &Expr,
+        op: Operator,
+        factor: &Expr,
+        written: [&ast::Expr; 2],
+    ) -> Result<Expr, SqlError> {
+        let millis = self.cast_to(length.clone(), &DURATION_MS)?;
+        let millis = self.cast_to(millis, &DataType::Int64)?;
+        let integer = self.type_of(factor)?.is_integer() && op == Operator::Multiply;
+        let scaled = match integer {
+            true => {
+                let factor = self.cast_to(factor.clone(), &DataType::Int64)?;
+                self.binary(millis, op, factor, written)?
+            }
+            false => {
+                let millis = self.cast_to(millis, &DataType::Float64)?;
+                let factor = self.cast_to(factor.clone(), &DataType::Float64)?;
+                let scaled = self.binary(millis, op, factor, written)?;
+                self.cast_to(scaled, &DataType::Int64)?
+            }
+        };
+        self.cast_to(scaled, &DURATION_MS)
+    }
+
     /// `l op r`, its operands coerced to types the operator takes; `written`
     /// are the operands as the query wrote them, for the error.
     fn binary(
@@ -1343,6 +1373,11 @@ impl<'a> ExprConverter<'a> {
         let (lt, rt) = (self.type_of(&l)?, self.type_of(&r)?);
         if let Some((date, days, op)) = date_and_days(&l, &lt, op, &r, &rt) {
             return self.date_plus_days(date, op, days, written);
+        }
+        let (l, lt) = length_of_time_beside(l, lt, op, &rt);
+        let (r, rt) = length_of_time_beside(r, rt, op, &lt);
+        if let Some((length, op, factor)) = scaled_length(&l, &lt, op, &r, &rt) {
+            return self.scale_length(length, op, factor, written);
         }
         let integer_comparison = integer_against_decimal(&l, &lt, op, &r)
             .or_else(|| integer_against_decimal(&r, &rt, op.swap()?, &l));
@@ -1400,6 +1435,68 @@ fn date_and_days<'a>(
             Some((l, r, op))
         }
         (n, Operator::Plus, DataType::Date32) if n.is_integer() => Some((r, l, op)),
+        _ => None,
+    }
+}
+
+/// A length of time as sliq keeps one: a count of milliseconds.
+const DURATION_MS: DataType = DataType::Duration(TimeUnit::Millisecond);
+
+/// `e`, an INTERVAL constant (sliq's are fixed lengths of time), as a
+/// length of time in milliseconds where it meets one, or a number it is
+/// multiplied or divided by: `gap + INTERVAL '1' SECOND` and `INTERVAL '1'
+/// SECOND * n` are lengths of time (DataFusion's would be a month-day-
+/// nanosecond interval, or refused). Anything else is left as it is.
+fn length_of_time_beside(e: Expr, t: DataType, op: Operator, other: &DataType) -> (Expr, DataType) {
+    let scaled = matches!(op, Operator::Multiply | Operator::Divide) && other.is_numeric();
+    if !(scaled || matches!(other, DataType::Duration(_))) {
+        return (e, t);
+    }
+    let Expr::Literal(ScalarValue::IntervalMonthDayNano(Some(v)), _) = &e else {
+        return (e, t);
+    };
+    if v.months != 0 || v.days != 0 {
+        return (e, t);
+    }
+    // In the other's unit, where it is a length of time (so that nothing
+    // coerces them into an interval); else in sliq's milliseconds.
+    let nanos = v.nanoseconds;
+    let length = match other {
+        DataType::Duration(TimeUnit::Nanosecond) => {
+            Some(ScalarValue::DurationNanosecond(Some(nanos)))
+        }
+        DataType::Duration(TimeUnit::Microsecond) => {
+            (nanos % 1_000 == 0).then(|| ScalarValue::DurationMicrosecond(Some(nanos / 1_000)))
+        }
+        DataType::Duration(TimeUnit::Second) => (nanos % 1_000_000_000 == 0)
+            .then(|| ScalarValue::DurationSecond(Some(nanos / 1_000_000_000))),
+        _ => (nanos % 1_000_000 == 0)
+            .then(|| ScalarValue::DurationMillisecond(Some(nanos / 1_000_000))),
+    };
+    match length {
+        Some(length) => {
+            let t = length.data_type();
+            (Expr::Literal(length, None), t)
+        }
+        None => (e, t),
+    }
+}
+
+/// The length of time, the operator and the number of `length * n`, `n *
+/// length` or `length / n`, which PostgreSQL and DuckDB read as a length of
+/// time (DataFusion refuses them).
+fn scaled_length<'a>(
+    l: &'a Expr,
+    lt: &DataType,
+    op: Operator,
+    r: &'a Expr,
+    rt: &DataType,
+) -> Option<(&'a Expr, Operator, &'a Expr)> {
+    match (lt, op, rt) {
+        (DataType::Duration(_), Operator::Multiply | Operator::Divide, n) if n.is_numeric() => {
+            Some((l, op, r))
+        }
+        (n, Operator::Multiply, DataType::Duration(_)) if n.is_numeric() => Some((r, op, l)),
         _ => None,
     }
 }
