@@ -4005,10 +4005,12 @@ fn a_length_of_time_scales_and_adds_as_a_length_of_time() {
              FROM (SELECT ts, ts - lag(ts) OVER (ROWS 1 PRECEDING) AS gap FROM t)",
         )
         .unwrap();
-    // The same gap type: an aggregate takes it.
+    // The same gap type: an aggregate takes it, and avg gives one.
     let peak = engine
         .query(
-            "SELECT max(gap * 2) OVER (ROWS 9 PRECEDING) AS m \
+            "SELECT max(gap * 2) OVER (ROWS 9 PRECEDING) AS m, \
+                    epoch(avg(gap) OVER (ROWS 9 PRECEDING)) AS a, \
+                    avg(gap) FILTER (WHERE gap > INTERVAL '2' SECOND) OVER (ROWS 9 PRECEDING) AS f \
              FROM (SELECT ts - lag(ts) OVER (ROWS 1 PRECEDING) AS gap FROM t)",
         )
         .unwrap();
@@ -4043,10 +4045,22 @@ fn a_length_of_time_scales_and_adds_as_a_length_of_time() {
     assert_eq!(ints(&out, "q"), [None, Some(1)]);
     assert_eq!(ints(&out, "y"), [None, Some(0)]);
     let m = peak.recv().unwrap();
-    assert_eq!(
-        m.column_by_name("m").unwrap().data_type(),
-        &DataType::Duration(arrow_schema::TimeUnit::Millisecond)
-    );
+    for column in ["m", "f"] {
+        assert_eq!(
+            m.column_by_name(column).unwrap().data_type(),
+            &DataType::Duration(arrow_schema::TimeUnit::Millisecond)
+        );
+    }
+    // One more gap of 0.5 s: the average of 2.5 s and 0.5 s.
+    s.push(timestamps_and_keys(vec![Some(4_000)], vec!["a"]))
+        .unwrap();
+    let m = peak.recv().unwrap();
+    assert_eq!(floats(&m, "a"), [Some(1.5)]);
+    let f = m
+        .column_by_name("f")
+        .unwrap()
+        .as_primitive::<arrow_array::types::DurationMillisecondType>();
+    assert_eq!(f.values(), &[2_500]);
     // A length of time is no number: it scales by one, not by a time.
     for sql in [
         "SELECT (ts - ts) * ts FROM t",

@@ -1001,12 +1001,14 @@ fn lengths_of_time_scale_in_the_binary() {
         "CREATE STREAM s (ts TIMESTAMP, n BIGINT) WITH (path = '{path}', event_time = 'ts'); \
          SELECT ts + INTERVAL '1' SECOND * n AS due, \
                 (ts - lag(ts) OVER (ROWS 1 PRECEDING)) * 2 AS twice, \
-                INTERVAL '90' SECOND / 4 AS quarter FROM s;",
+                INTERVAL '90' SECOND / 4 AS quarter, \
+                avg(ts - TIMESTAMP '2024-01-01') OVER (ROWS 9 PRECEDING) AS mean FROM s;",
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
-        "due,twice,quarter\n2024-01-01T00:00:31.000,,PT22.5S\n2024-01-01T00:00:05.500,PT5S,PT22.5S\n"
+        "due,twice,quarter,mean\n2024-01-01T00:00:31.000,,PT22.5S,PT1S\n\
+         2024-01-01T00:00:05.500,PT5S,PT22.5S,PT2.25S\n"
     );
 }
 

@@ -133,6 +133,7 @@ impl AggregatePlanner<'_> {
         // Arguments: expressions become typed columns, literals stay constants.
         let mut arg_types = Vec::new();
         let mut arg_exprs = Vec::new();
+        let mut averages_length = false;
         let written = list.map(|l| l.args.as_slice()).unwrap_or_default();
         for arg in ordered_by.iter().chain(written) {
             let e = match arg {
@@ -149,6 +150,16 @@ impl AggregatePlanner<'_> {
                 None => e,
             };
             let converted = self.converter.convert_in(e, Place::AggregateArgument)?;
+            // avg of a length of time, as DuckDB has it: the average count of
+            // milliseconds, read back as a length of time.
+            let converted = match self.converter.type_of(&converted)? {
+                DataType::Duration(_) if name == "avg" && user.is_none() => {
+                    averages_length = true;
+                    let millis = self.converter.cast_to(converted, &DURATION_MS)?;
+                    self.converter.cast_to(millis, &DataType::Int64)?
+                }
+                _ => converted,
+            };
             let literal_value = match e {
                 ast::Expr::Value(v) => to_literal(&literal(&v.value)?),
                 ast::Expr::UnaryOp {
@@ -279,11 +290,18 @@ impl AggregatePlanner<'_> {
                 self.aggregates.len() - 1
             }
         };
-        Ok(Expr::Column(Column::new_unqualified(aggregate_column(
-            index,
-        ))))
+        let result = Expr::Column(Column::new_unqualified(aggregate_column(index)));
+        if !averages_length {
+            return Ok(result);
+        }
+        // Rounded to the millisecond.
+        let millis = self.converter.cast_to(result, &DataType::Int64)?;
+        self.converter.cast_to(millis, &DURATION_MS)
     }
 }
+
+/// A length of time as sliq keeps one: a count of milliseconds.
+const DURATION_MS: DataType = DataType::Duration(arrow_schema::TimeUnit::Millisecond);
 
 /// The value argument of an ordered-set call,
 /// `approx_percentile_cont(q) WITHIN GROUP (ORDER BY x)` (DataFusion's and
