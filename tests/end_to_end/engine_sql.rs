@@ -1205,6 +1205,29 @@ fn late_rows_emit_null_and_are_counted_or_rejected() {
     );
 }
 
+#[test]
+fn rows_without_an_event_time_are_counted_apart_from_late_ones() {
+    let engine = Engine::new();
+    engine
+        .execute("CREATE STREAM n (ts BIGINT, key VARCHAR) WITH (event_time = 'ts')")
+        .unwrap();
+    let q = engine
+        .query("SELECT count(*) OVER (RANGE '10s') AS c FROM n GROUP BY key")
+        .unwrap();
+    engine
+        .execute(
+            "INSERT INTO n VALUES (5000, 'a'), (NULL, 'a'), (1000, 'a'), (NULL, 'b'), (6000, 'a')",
+        )
+        .unwrap();
+    assert_eq!(
+        ints(&q.recv().unwrap(), "c"),
+        vec![Some(1), None, None, None, Some(2)]
+    );
+    let stats = q.stats();
+    // Three rows enter no RANGE window: one late, two without a time.
+    assert_eq!((stats.late_rows, stats.untimed_rows), (3, 2), "{stats:?}");
+}
+
 /// A frame ending before the current row knows its key's newest event time
 /// while that row still waits outside the window.
 #[test]

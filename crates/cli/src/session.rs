@@ -598,6 +598,7 @@ impl Session {
         note_nulls(
             &format!("query {}", q.id),
             q.late_rows,
+            q.untimed_rows,
             q.failed_results,
             replay_failure.or(engine_failure.as_deref()),
         );
@@ -695,6 +696,7 @@ impl Session {
         note_nulls(
             &who,
             stats.workers.iter().map(|w| w.late_rows).sum(),
+            stats.workers.iter().map(|w| w.untimed_rows).sum(),
             stats.workers.iter().map(|w| w.failed_results).sum(),
             stats.workers.iter().find_map(|w| w.last_failure.as_deref()),
         );
@@ -868,13 +870,26 @@ impl Session {
     }
 }
 
-/// Says how many of a run's rows carry NULL because they were late or a
-/// value could not be computed (`example`: the latest failure's message), so
-/// that no NULL goes unexplained. `who` names the query, and the workers
-/// for a timely run.
-fn note_nulls(who: &str, late_rows: u64, failed_results: u64, example: Option<&str>) {
-    if late_rows > 0 {
-        note!("{who}: {late_rows} late row(s) got NULL for their RANGE aggregates");
+/// Says how many of a run's rows carry NULL because they were late (or,
+/// `untimed_rows` of those, had no event time) or a value could not be
+/// computed (`example`: the latest failure's message), so that no NULL
+/// goes unexplained. `who` names the query, and the workers for a timely
+/// run.
+fn note_nulls(
+    who: &str,
+    late_rows: u64,
+    untimed_rows: u64,
+    failed_results: u64,
+    example: Option<&str>,
+) {
+    let late = late_rows.saturating_sub(untimed_rows);
+    if late > 0 {
+        note!("{who}: {late} late row(s) got NULL for their RANGE aggregates");
+    }
+    if untimed_rows > 0 {
+        note!(
+            "{who}: {untimed_rows} row(s) without an event time got NULL for their RANGE aggregates"
+        );
     }
     if failed_results > 0 {
         note!(

@@ -1196,10 +1196,11 @@ fn results_before_a_failing_batch_are_all_printed() {
 
 #[test]
 fn nulls_from_late_rows_and_failed_values_are_explained() {
-    // Row 3 is late for key a; row 2 divides by zero.
+    // Row 3 is late for key a, row 5 has no event time; row 2 divides by
+    // zero.
     let path = scratch(
         "nulls.csv",
-        b"ts,k,x,y\n1000,a,6,3\n2000,b,1,0\n500,a,8,2\n3000,a,9,3\n",
+        b"ts,k,x,y\n1000,a,6,3\n2000,b,1,0\n500,a,8,2\n3000,a,9,3\n,b,7,7\n",
     );
     let sql = format!(
         "CREATE STREAM s (ts BIGINT, k VARCHAR, x BIGINT, y BIGINT) \
@@ -1215,14 +1216,16 @@ fn nulls_from_late_rows_and_failed_values_are_explained() {
         lines[1..].sort();
         assert_eq!(
             lines,
-            ["k,q,s", "a,2,6", "a,3,15", "a,4,", "b,,1"],
+            ["k,q,s", "a,2,6", "a,3,15", "a,4,", "b,,1", "b,1,"],
             "{workers:?}"
         );
         let err = stderr(&out);
-        assert!(
-            err.contains("query 1: 1 late row(s) got NULL for their RANGE aggregates"),
-            "{workers:?}: {err}"
-        );
+        for said in [
+            "query 1: 1 late row(s) got NULL for their RANGE aggregates",
+            "query 1: 1 row(s) without an event time got NULL for their RANGE aggregates",
+        ] {
+            assert!(err.contains(said), "{workers:?}: {said}\n{err}");
+        }
         // A timely worker sees only its part of the stream: the row is
         // named by its values alone.
         let row = match workers.len() {

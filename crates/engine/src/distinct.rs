@@ -27,7 +27,7 @@ use sliq_swag::ChunkedDeque;
 
 use crate::expr::RowFailures;
 use crate::frame::FramePass;
-use crate::operator::AggregateOperator;
+use crate::operator::{AggregateOperator, left_out};
 
 /// The id of a row that adds no value: its `x` is NULL, or the aggregate's
 /// FILTER leaves it out. It takes its place in the window all the same.
@@ -204,7 +204,7 @@ impl DistinctCountOperator {
 
     /// Row `row`'s value id (acquired) or [`NO_VALUE`].
     fn value_of(&mut self, x: &Column<'_>, filter: Option<&BooleanArray>, row: usize) -> u32 {
-        if filter.is_some_and(|mask| !mask.value(row)) {
+        if left_out(filter, row) {
             return NO_VALUE;
         }
         match x.get(row) {

@@ -41,6 +41,7 @@ struct FrameOut<'a> {
     count_rows: bool,
     late: &'a mut Vec<bool>,
     late_count: &'a mut usize,
+    untimed_count: &'a mut usize,
 }
 
 /// Per-row outcome of the frame pass, in the order in which the group's
@@ -95,6 +96,8 @@ pub struct FramePass {
     pub late: Vec<bool>,
     /// Number of late rows in the batch.
     pub late_count: usize,
+    /// How many of them have no event time (NULL).
+    pub untimed_count: usize,
 }
 
 impl FramePass {
@@ -114,6 +117,7 @@ impl FramePass {
             count_rows,
             late: Vec::new(),
             late_count: 0,
+            untimed_count: 0,
         }
     }
 
@@ -381,6 +385,7 @@ impl FrameState {
         out.lengths.clear();
         out.late.clear();
         out.late_count = 0;
+        out.untimed_count = 0;
         let order: &[u32] = match out.grouped {
             true => out.order.values(),
             false => &[],
@@ -393,6 +398,7 @@ impl FrameState {
             count_rows: out.count_rows,
             late: &mut out.late,
             late_count: &mut out.late_count,
+            untimed_count: &mut out.untimed_count,
         };
         // Two copies of the loops: without `key_ttl` they test nothing more
         // per row than before it.
@@ -422,6 +428,7 @@ impl FrameState {
             count_rows,
             late,
             late_count,
+            untimed_count,
         } = out;
         match self {
             FrameState::Rows {
@@ -488,6 +495,7 @@ impl FrameState {
                             }
                             late.push(true);
                             *late_count += 1;
+                            *untimed_count += usize::from(t.is_none());
                         }
                     }
                 }
@@ -528,6 +536,7 @@ impl FrameState {
                             }
                             late.push(true);
                             *late_count += 1;
+                            *untimed_count += usize::from(t.is_none());
                         }
                     }
                 }

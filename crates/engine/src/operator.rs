@@ -98,7 +98,7 @@ pub trait AggregateOperator: Send {
 /// Whether the aggregate's `FILTER` leaves row `row` out (`filter` has no
 /// NULLs: they were made false).
 #[inline(always)]
-fn left_out(filter: Option<&BooleanArray>, row: usize) -> bool {
+pub(crate) fn left_out(filter: Option<&BooleanArray>, row: usize) -> bool {
     filter.is_some_and(|mask| !mask.value(row))
 }
 

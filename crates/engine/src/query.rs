@@ -59,6 +59,8 @@ impl RowOrigins {
 pub struct BatchOutcome {
     /// Rows that were late for some RANGE window.
     pub late_rows: usize,
+    /// How many of them have no event time (NULL).
+    pub untimed_rows: usize,
     /// Values that could not be computed (NULL instead): an expression
     /// failing on a row's data, an aggregate overflowing.
     pub failures: RowFailures,
@@ -696,6 +698,7 @@ impl CompiledQuery {
         let own = self.process_own(&inner.rows, inner.clocks.as_deref())?;
         let mut outcome = inner.outcome;
         outcome.late_rows = outcome.late_rows.max(own.outcome.late_rows);
+        outcome.untimed_rows = outcome.untimed_rows.max(own.outcome.untimed_rows);
         outcome
             .failures
             .merge(inner.origins.trace(own.outcome.failures));
@@ -777,6 +780,7 @@ impl CompiledQuery {
                 &mut w.pass,
             );
             outcome.late_rows = outcome.late_rows.max(w.pass.late_count);
+            outcome.untimed_rows = outcome.untimed_rows.max(w.pass.untimed_count);
         }
         let mut results: Vec<Option<(ArrayRef, RowFailures)>> =
             (0..self.aggregates.len()).map(|_| None).collect();

@@ -38,8 +38,11 @@ pub struct QueryStats {
     pub batches: u64,
     /// Rows emitted.
     pub rows_out: u64,
-    /// Rows late for one of its RANGE windows.
+    /// Rows late for one of its RANGE windows, or without an event time.
     pub late_rows: u64,
+    /// How many of the late rows have no event time (NULL): they enter no
+    /// RANGE window either.
+    pub untimed_rows: u64,
     /// Values that could not be computed from a row's data (integer division
     /// by zero, overflow, a failing CAST) and were emitted as NULL.
     pub failed_results: u64,

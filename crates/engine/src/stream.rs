@@ -282,6 +282,7 @@ impl Stream {
                         }
                         stats.rows_out += output.num_rows() as u64;
                         stats.late_rows += outcome.late_rows as u64;
+                        stats.untimed_rows += outcome.untimed_rows as u64;
                         stats.failed_results += outcome.failures.count as u64;
                         if let Some(first) = outcome.failures.first {
                             let failure = RowFailure {

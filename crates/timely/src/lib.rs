@@ -129,6 +129,8 @@ pub struct WorkerStats {
     pub batches: u64,
     /// Rows late for a RANGE window: their RANGE aggregates are NULL.
     pub late_rows: u64,
+    /// How many of the late rows have no event time (NULL).
+    pub untimed_rows: u64,
     /// Values that could not be computed from a row's data (overflow,
     /// integer division by zero, a failing CAST) and were emitted as NULL.
     pub failed_results: u64,

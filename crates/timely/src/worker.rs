@@ -133,6 +133,7 @@ pub(crate) fn run_worker(
         rows: stream_stats.rows,
         batches: stream_stats.batches,
         late_rows: stream_stats.late_rows,
+        untimed_rows: query_stats.untimed_rows,
         failed_results: query_stats.failed_results,
         last_failure: query_stats
             .last_failed_row
