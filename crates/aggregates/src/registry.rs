@@ -53,7 +53,10 @@ pub struct CallOptions {
 /// The aggregate functions and their signatures, for errors, help and
 /// completion. Aliases point at their canonical name.
 pub const FUNCTIONS: &[(&str, &str)] = &[
-    ("count", "count(*), count(x any)"),
+    (
+        "count",
+        "count(*), count(x any), count(DISTINCT x any) -> BIGINT",
+    ),
     (
         "count_if",
         "count_if(b BOOLEAN) -> BIGINT (rows where b is true)",
@@ -63,7 +66,10 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
         "sum(x BIGINT) -> BIGINT, sum(x DOUBLE) -> DOUBLE, sum(x DECIMAL(p, s)) -> DECIMAL(38, s), \
          sum(x INTERVAL) -> INTERVAL",
     ),
-    ("avg", "avg(x numeric) -> DOUBLE"),
+    (
+        "avg",
+        "avg(x numeric) -> DOUBLE, avg(x INTERVAL) -> INTERVAL",
+    ),
     ("mean", "mean(x numeric) -> DOUBLE (alias of avg)"),
     ("min", "min(x any) -> same type"),
     ("max", "max(x any) -> same type"),
