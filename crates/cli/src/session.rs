@@ -210,7 +210,7 @@ impl Session {
         for q in &stats.queries {
             let key = format!("query {}", q.id);
             out.push_str(&format!(
-                "{key} on {}: {} rows out ({:.0} rows/s), keys {:?}{}, {} late, {} failed results{}\n",
+                "{key} on {}: {} rows out ({:.0} rows/s), keys {:?}{}, {} late{}, {} failed results{}\n",
                 q.stream,
                 q.rows_out,
                 rate(&key, q.rows_out),
@@ -220,6 +220,10 @@ impl Session {
                     n => format!(" ({n} forgotten)"),
                 },
                 q.late_rows,
+                match q.untimed_rows {
+                    0 => String::new(),
+                    n => format!(" ({n} without an event time)"),
+                },
                 q.failed_results,
                 q.last_error.as_ref().map(|e| format!(" (last: {e})")).unwrap_or_default()
             ));

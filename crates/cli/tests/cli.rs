@@ -2548,6 +2548,22 @@ fn dropping_the_demo_stream_stops_its_feed() {
 }
 
 #[test]
+fn stats_tell_rows_without_an_event_time_apart() {
+    let out = piped_repl(
+        &["--no-demo", "--format", "csv"],
+        b"CREATE STREAM n (ts BIGINT, k VARCHAR) WITH (event_time = 'ts');\n\
+          SELECT k, count(*) OVER (RANGE '1s') AS c FROM n GROUP BY k;\n\
+          INSERT INTO n VALUES (5000, 'a'), (NULL, 'a'), (1000, 'a');\n\
+          .stats\n",
+    );
+    assert!(
+        stdout(&out).contains(", 2 late (1 without an event time), 0 failed results"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
 fn dot_commands_without_a_valid_argument_say_how_to_use_them() {
     let out = piped_repl(
         &["--no-demo"],
