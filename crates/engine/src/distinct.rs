@@ -35,11 +35,12 @@ const NO_VALUE: u32 = u32::MAX;
 
 /// A value of `x`, as the window compares it: a fixed-width value by its
 /// bits (a DOUBLE's `-0.0` as `0.0` and every NaN as one, as comparisons
-/// see them), text by its characters.
+/// see them), text by its characters (shared by the interner's map and its
+/// entry, so that a new text is copied once).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Value {
     Fixed(i128),
-    Text(Box<str>),
+    Text(Arc<str>),
 }
 
 /// A [`Value`] borrowed from a batch, to look one up without copying it.
@@ -64,7 +65,7 @@ impl ValueRef<'_> {
     fn to_owned(self) -> Value {
         match self {
             ValueRef::Fixed(v) => Value::Fixed(v),
-            ValueRef::Text(s) => Value::Text(s.into()),
+            ValueRef::Text(s) => Value::Text(Arc::from(s)),
         }
     }
 }
