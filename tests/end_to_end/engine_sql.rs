@@ -4084,6 +4084,25 @@ fn a_length_of_time_scales_and_adds_as_a_length_of_time() {
         .unwrap()
         .as_primitive::<arrow_array::types::DurationMillisecondType>();
     assert_eq!(f.values(), &[2_500]);
+    // A failure names the expression as written, not the planner's casts.
+    let over_zero = engine
+        .query(
+            "SELECT gap / 0 AS z FROM (SELECT ts - lag(ts) OVER (ROWS 1 PRECEDING) AS gap FROM t)",
+        )
+        .unwrap();
+    s.push(timestamps_and_keys(
+        vec![Some(5_000), Some(6_000)],
+        vec!["a", "a"],
+    ))
+    .unwrap();
+    assert_eq!(null_count(&over_zero.recv().unwrap(), "z"), 2);
+    let failure = over_zero.stats().last_failed_row.expect("a failure");
+    assert!(
+        failure
+            .message
+            .starts_with("evaluating gap / 0 where gap = INTERVAL '00:00:01': "),
+        "{failure}"
+    );
     // A length of time is no number: it scales by one, not by a time.
     for sql in [
         "SELECT (ts - ts) * ts FROM t",

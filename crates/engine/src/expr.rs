@@ -219,6 +219,16 @@ impl CompiledExpr {
         Ok(compiled)
     }
 
+    /// Itself, named in messages by `written`, the expression as the query
+    /// wrote it (the planner may have rewritten it: a length of time times
+    /// a number is casts), when there is one.
+    pub(crate) fn written_as(mut self, written: Option<&str>) -> Self {
+        if let Some(written) = written {
+            self.text = written.to_string();
+        }
+        self
+    }
+
     /// The type of its values.
     pub(crate) fn data_type(&self) -> &DataType {
         &self.data_type

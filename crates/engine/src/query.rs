@@ -318,7 +318,8 @@ impl CompiledQuery {
             .filter
             .as_ref()
             .map(|f| CompiledExpr::new(f, &input))
-            .transpose()?;
+            .transpose()?
+            .map(|f| f.written_as(plan.written.filter.as_deref()));
         let mut windows = Vec::new();
         for (index, w) in plan.windows.iter().enumerate() {
             let keys = w
@@ -420,7 +421,11 @@ impl CompiledQuery {
         let outputs = plan
             .outputs
             .iter()
-            .map(|(_, e)| CompiledExpr::new_showing(e, &intermediate, &calls))
+            .enumerate()
+            .map(|(i, (_, e))| {
+                let written = plan.written.outputs.get(i).and_then(Option::as_deref);
+                CompiledExpr::new_showing(e, &intermediate, &calls).map(|e| e.written_as(written))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let result_filter = plan
             .result_filter

@@ -50,8 +50,8 @@ pub use parser::{
 };
 pub use plan::{
     AggregateCall, AggregateFunction, Catalog, DistinctCount, Frame, QueryPlan, ResultFilter,
-    Statement, StreamDefinition, StreamOption, UserAggregate, WindowGroup, aggregate_column,
-    format_duration, mark_column,
+    Statement, StreamDefinition, StreamOption, UserAggregate, WindowGroup, WrittenParts,
+    aggregate_column, format_duration, mark_column,
 };
 pub use planner::{output_arrow_type, plan_parsed, plan_sql};
 pub use types::{arrow_type, canonical_arrow_type, sql_type_name, value_type};

@@ -287,6 +287,20 @@ pub struct QueryPlan {
     pub output_schema: SchemaRef,
     /// `LIMIT n`: the query stops after emitting `n` rows.
     pub limit: Option<u64>,
+    /// WHERE and the select items as the query wrote them.
+    pub written: WrittenParts,
+}
+
+/// Parts of a query as it wrote them, for messages: a row that fails is
+/// named with the expression the user wrote (`gap * 2`), not with the
+/// planner's rewrite of it (its casts).
+#[derive(Clone, Debug, Default)]
+pub struct WrittenParts {
+    /// `WHERE`'s condition.
+    pub filter: Option<String>,
+    /// Each output's expression, in output order; `None` for a column that
+    /// `*` brought.
+    pub outputs: Vec<Option<String>>,
 }
 
 /// Marks in `read` (one flag per column of `schema`) the columns named

@@ -18,7 +18,9 @@ use crate::expr::{
     ExprConverter, Place, df_schema, ident_location, is_scalar_call, location_of, span_location,
 };
 use crate::parser::written_text;
-use crate::plan::{AggregateCall, Catalog, QueryPlan, ResultFilter, aggregate_column};
+use crate::plan::{
+    AggregateCall, Catalog, QueryPlan, ResultFilter, WrittenParts, aggregate_column,
+};
 
 /// The select item that `name` is the alias of, unless a column of the
 /// stream has that name (a column wins, as in PostgreSQL).
@@ -248,7 +250,10 @@ pub(super) fn plan_query_in<'q>(
         aggregates: Vec::new(),
     };
 
-    let items = select_items(&mut planner, select, &input_schema, &source.qualifier)?;
+    let SelectItems {
+        items,
+        written: written_items,
+    } = select_items(&mut planner, select, &input_schema, &source.qualifier)?;
     // QUALIFY: over the row and its aggregates, like a select item; it may
     // name select items by their aliases (as in DuckDB and Snowflake).
     // HAVING is the same filter here: each row emits its group's aggregates
@@ -315,6 +320,10 @@ pub(super) fn plan_query_in<'q>(
         outputs,
         output_schema,
         limit,
+        written: WrittenParts {
+            filter: select.selection.as_ref().map(ToString::to_string),
+            outputs: written_items,
+        },
     })
 }
 
@@ -663,8 +672,9 @@ fn select_items(
     select: &ast::Select,
     input_schema: &Schema,
     visible_name: &str,
-) -> Result<Vec<(String, Expr)>, SqlError> {
+) -> Result<SelectItems, SqlError> {
     let mut items: Vec<(String, Expr)> = Vec::new();
+    let mut written = Vec::new();
     for item in &select.projection {
         match item {
             SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(name), _)
@@ -679,14 +689,20 @@ fn select_items(
             | SelectItem::QualifiedWildcard(
                 SelectItemQualifiedWildcardKind::ObjectName(_),
                 options,
-            ) => items.extend(wildcard_items(planner, options, input_schema)?),
+            ) => {
+                let columns = wildcard_items(planner, options, input_schema)?;
+                written.extend(columns.iter().map(|_| None));
+                items.extend(columns);
+            }
             SelectItem::UnnamedExpr(e) => {
                 let converted = planner.convert_item(e)?;
                 items.push((item_name(e), converted));
+                written.push(Some(e.to_string()));
             }
             SelectItem::ExprWithAlias { expr, alias } => {
                 let converted = planner.convert_item(expr)?;
                 items.push((alias.value.clone(), converted));
+                written.push(Some(expr.to_string()));
             }
             other => {
                 return Err(SqlError::unsupported(format!("the select item {other}"))
@@ -694,5 +710,12 @@ fn select_items(
             }
         }
     }
-    Ok(items)
+    Ok(SelectItems { items, written })
+}
+
+/// A query's select items, `*` expanded: each with its name, and as written
+/// (`None` for a column `*` brought).
+struct SelectItems {
+    items: Vec<(String, Expr)>,
+    written: Vec<Option<String>>,
 }
