@@ -15,6 +15,8 @@ pub(crate) struct ReplayFailures {
     source: String,
     /// The stream's rows before the replay.
     rows_before: u64,
+    /// The rows the replay pushed so far.
+    rows_pushed: u64,
     /// The engine's latest failure already named here.
     seen: Option<RowFailure>,
     latest: Option<String>,
@@ -26,21 +28,19 @@ impl ReplayFailures {
         ReplayFailures {
             source,
             rows_before,
+            rows_pushed: 0,
             seen: None,
             latest: None,
         }
     }
 
-    /// The stream's rows before the replay.
-    pub(crate) fn rows_before(&self) -> u64 {
-        self.rows_before
-    }
-
-    /// After a batch, read from `lines`, was pushed into a stream that held
-    /// `batch_after` rows before it: names `query`'s latest failure if it
-    /// is new. (Checked batch by batch: only this batch's lines are known.)
-    pub(crate) fn after_batch(&mut self, query: &Query, batch_after: u64, lines: &RowLines) {
-        let Some(failure) = query.stats().last_failed_row else {
+    /// After the replay pushed a batch of `rows` rows, read from `lines`:
+    /// names `query`'s latest failure if it is new. (Checked batch by
+    /// batch: only this batch's lines are known.)
+    pub(crate) fn after_batch(&mut self, query: &Query, rows: usize, lines: &RowLines) {
+        let batch_after = self.rows_before + self.rows_pushed;
+        self.rows_pushed += rows as u64;
+        let Some(failure) = query.last_failed_row() else {
             return;
         };
         if self.seen.as_ref() == Some(&failure) {

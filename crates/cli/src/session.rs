@@ -824,10 +824,10 @@ impl Session {
                 if self.interrupted.load(Ordering::Relaxed) {
                     break;
                 }
-                let batch_after = failures.rows_before() + rows;
-                rows += batch.num_rows() as u64;
+                let batch_rows = batch.num_rows();
+                rows += batch_rows as u64;
                 stream.push(batch)?;
-                failures.after_batch(query, batch_after, &lines);
+                failures.after_batch(query, batch_rows, &lines);
                 loop {
                     match query.try_recv() {
                         Ok(Some(out)) => writer.write(&out)?,

@@ -98,9 +98,8 @@ impl RowFailures {
     }
 
     /// These failures, counted against the rows that `kept` selected from
-    /// a batch, counted against that batch instead. O(rows) when there is
-    /// a failure, nothing otherwise.
-    /// (No mask: the rows were all kept.)
+    /// a batch, counted against that batch instead (without a mask, every
+    /// row was kept). O(rows) when there is a failure, nothing otherwise.
     pub(crate) fn through(mut self, kept: Option<&BooleanArray>) -> Self {
         if let (Some(first), Some(kept)) = (&mut self.first, kept) {
             let position = |row: usize| kept.values().set_indices().nth(row);
@@ -199,12 +198,13 @@ impl CompiledExpr {
         let written = e
             .clone()
             .transform(|node| {
-                Ok(match node {
-                    Expr::Column(c) if shown.contains_key(&c.name) => {
-                        let text = shown.get(&c.name).cloned().unwrap_or(c.name);
-                        Transformed::yes(Expr::Column(Column::new_unqualified(text)))
-                    }
-                    other => Transformed::no(other),
+                let text = match &node {
+                    Expr::Column(c) => shown.get(&c.name),
+                    _ => None,
+                };
+                Ok(match text {
+                    Some(text) => Transformed::yes(Expr::Column(Column::new_unqualified(text))),
+                    None => Transformed::no(node),
                 })
             })
             .map(|t| t.data);

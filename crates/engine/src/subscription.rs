@@ -57,6 +57,13 @@ impl Query {
         query_stats(&self.stats, &self.compiled)
     }
 
+    /// Its latest row whose value could not be computed (as in
+    /// [`QueryStats::last_failed_row`]), without the rest of the counters:
+    /// cheap enough to ask after every batch.
+    pub fn last_failed_row(&self) -> Option<crate::RowFailure> {
+        self.stats.lock().last_failed_row.clone()
+    }
+
     /// The next result, waiting for it. [`EngineError::Closed`] once the
     /// stream is dropped and every result was received.
     pub fn recv(&self) -> Result<RecordBatch, EngineError> {

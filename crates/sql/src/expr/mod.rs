@@ -1440,7 +1440,7 @@ fn date_and_days<'a>(
 }
 
 /// A length of time as sliq keeps one: a count of milliseconds.
-const DURATION_MS: DataType = DataType::Duration(TimeUnit::Millisecond);
+pub(crate) const DURATION_MS: DataType = DataType::Duration(TimeUnit::Millisecond);
 
 /// `e`, an INTERVAL constant (sliq's are fixed lengths of time), as a
 /// length of time in milliseconds where it meets one, or a number it is

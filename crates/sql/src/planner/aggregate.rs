@@ -14,8 +14,8 @@ use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments, Null
 use super::object_name;
 use crate::error::{SqlError, SqlErrorKind};
 use crate::expr::{
-    Aggregates, ExprConverter, Place, SUBQUERY_IN_EXPRESSION, is_scalar_function, literal,
-    location_of, negative_literal, over_scalar_function, unknown_function,
+    Aggregates, DURATION_MS, ExprConverter, Place, SUBQUERY_IN_EXPRESSION, is_scalar_function,
+    literal, location_of, negative_literal, over_scalar_function, unknown_function,
 };
 use crate::plan::{
     AggregateCall, AggregateFunction, Catalog, DistinctCount, WindowGroup, aggregate_column,
@@ -299,9 +299,6 @@ impl AggregatePlanner<'_> {
         self.converter.cast_to(millis, &DURATION_MS)
     }
 }
-
-/// A length of time as sliq keeps one: a count of milliseconds.
-const DURATION_MS: DataType = DataType::Duration(arrow_schema::TimeUnit::Millisecond);
 
 /// The value argument of an ordered-set call,
 /// `approx_percentile_cont(q) WITHIN GROUP (ORDER BY x)` (DataFusion's and
