@@ -9,10 +9,14 @@
 //! for every type (values are compared, never their hashes), O(n) memory
 //! per window of n rows, as a window's partial aggregates are.
 //!
-//! Values are interned once per operator, so that a string held by many
-//! windows, or many times by one, is stored once; an id is reused once no
-//! window holds its value.
+//! A fixed-width value (a number, a time, a BOOLEAN) is its own id: the
+//! window holds its bits, and a row costs a lookup in its key's counts and
+//! nothing more. A text is interned once per operator, so that a string
+//! held by many windows, or many times by one, is stored once, and the
+//! windows hold its `u32` id; an id is reused once no window holds its
+//! value.
 
+use std::hash::Hash;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -22,16 +26,15 @@ use arrow_array::types::{
 };
 use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array};
 use arrow_schema::DataType;
+use hashbrown::hash_map::Entry;
 use hashbrown::{Equivalent, HashMap};
 use sliq_swag::ChunkedDeque;
+
+use sliq_aggregates::ValueType;
 
 use crate::expr::RowFailures;
 use crate::frame::FramePass;
 use crate::operator::{AggregateOperator, left_out};
-
-/// The id of a row that adds no value: its `x` is NULL, or the aggregate's
-/// FILTER leaves it out. It takes its place in the window all the same.
-const NO_VALUE: u32 = u32::MAX;
 
 /// A value of `x`, as the window compares it: a fixed-width value by its
 /// bits (a DOUBLE's `-0.0` as `0.0` and every NaN as one, as comparisons
@@ -70,7 +73,51 @@ impl ValueRef<'_> {
     }
 }
 
-/// The distinct values the windows hold, each with an id and the number
+/// How the windows name their values: what they store for a row, and
+/// what keeps the values those ids stand for.
+trait ValueIds: Default {
+    /// What a window stores for a row.
+    type Id: Copy + Eq + Hash;
+
+    /// The id of a row that adds no value: its `x` is NULL, or the
+    /// aggregate's FILTER leaves it out. It takes its place in the window
+    /// all the same. No value has it.
+    const NO_VALUE: Self::Id;
+
+    /// The id of `value`, counting one more row that holds it.
+    fn acquire(&mut self, value: ValueRef<'_>) -> Self::Id;
+
+    /// Counts `rows` fewer rows holding `id`'s value.
+    fn release(&mut self, id: Self::Id, rows: u32);
+}
+
+/// Fixed-width values are their own ids, kept by the windows themselves.
+#[derive(Default)]
+struct OwnBits;
+
+impl ValueIds for OwnBits {
+    type Id = i128;
+
+    /// Above every value: a DECIMAL has at most 38 digits (below 10^38, where
+    /// `i128::MAX` is about 1.7·10^38), and the other types fit 64 bits.
+    const NO_VALUE: i128 = i128::MAX;
+
+    #[inline]
+    fn acquire(&mut self, value: ValueRef<'_>) -> i128 {
+        match value {
+            ValueRef::Fixed(bits) => bits,
+            ValueRef::Text(_) => {
+                debug_assert!(false, "a text value where fixed-width ones were planned");
+                Self::NO_VALUE
+            }
+        }
+    }
+
+    #[inline]
+    fn release(&mut self, _: i128, _: u32) {}
+}
+
+/// The distinct texts the windows hold, each with an id and the number
 /// of rows, over all windows, that hold it.
 #[derive(Default)]
 struct Interner {
@@ -80,8 +127,11 @@ struct Interner {
     free: Vec<u32>,
 }
 
-impl Interner {
-    /// The id of `value`, counting one more row that holds it.
+impl ValueIds for Interner {
+    type Id = u32;
+
+    const NO_VALUE: u32 = u32::MAX;
+
     fn acquire(&mut self, value: ValueRef<'_>) -> u32 {
         if let Some(&id) = self.ids.get(&value) {
             if let Some((_, rows)) = &mut self.entries[id as usize] {
@@ -101,15 +151,14 @@ impl Interner {
                 (self.entries.len() - 1) as u32
             }
         };
-        debug_assert!(id != NO_VALUE, "ids ran into the no-value mark");
+        debug_assert!(id != Self::NO_VALUE, "ids ran into the no-value mark");
         self.ids.insert(owned, id);
         id
     }
 
-    /// Counts `rows` fewer rows holding `id`'s value; frees the id when
-    /// none does.
+    /// Frees the id when no row holds its value.
     fn release(&mut self, id: u32, rows: u32) {
-        if id == NO_VALUE {
+        if id == Self::NO_VALUE {
             return;
         }
         let Some(slot) = self.entries.get_mut(id as usize) else {
@@ -131,45 +180,56 @@ impl Interner {
 /// One key's rows: the window's values in arrival order, the rows waiting
 /// to enter it (a frame ending before the current row), and how many of
 /// the window's rows hold each value.
-#[derive(Default)]
-struct KeyValues {
+struct KeyValues<I> {
     /// Value id → rows of the window holding it (never 0).
-    counts: HashMap<u32, u32>,
+    counts: HashMap<I, u32>,
     /// The window's ids, oldest first; empty for an unbounded frame, whose
     /// rows never leave.
-    window: ChunkedDeque<u32>,
+    window: ChunkedDeque<I>,
     /// Rows not in the window yet, oldest first.
-    waiting: ChunkedDeque<u32>,
+    waiting: ChunkedDeque<I>,
 }
 
-impl KeyValues {
+impl<I> Default for KeyValues<I> {
+    fn default() -> Self {
+        KeyValues {
+            counts: HashMap::default(),
+            window: ChunkedDeque::default(),
+            waiting: ChunkedDeque::default(),
+        }
+    }
+}
+
+impl<I: Copy + Eq + Hash> KeyValues<I> {
     /// A row holding `id` enters the window; `keeps_ids` unless the frame
     /// is unbounded.
-    fn enter(&mut self, id: u32, keeps_ids: bool) {
+    fn enter<V: ValueIds<Id = I>>(&mut self, id: I, keeps_ids: bool) {
         if keeps_ids {
             self.window.push_back(id);
         }
-        if id != NO_VALUE {
+        if id != V::NO_VALUE {
             *self.counts.entry(id).or_insert(0) += 1;
         }
     }
 
     /// Counts a row holding `id` out of the window, and out of `values`.
-    fn count_out(&mut self, id: u32, values: &mut Interner) {
-        if id == NO_VALUE {
+    fn count_out<V: ValueIds<Id = I>>(&mut self, id: I, values: &mut V) {
+        if id == V::NO_VALUE {
             return;
         }
-        if let Some(rows) = self.counts.get_mut(&id) {
-            *rows -= 1;
-            if *rows == 0 {
-                self.counts.remove(&id);
+        // One lookup: the entry is removed in place with its last row.
+        if let Entry::Occupied(mut rows) = self.counts.entry(id) {
+            if *rows.get() > 1 {
+                *rows.get_mut() -= 1;
+            } else {
+                rows.remove();
             }
         }
         values.release(id, 1);
     }
 
     /// Lets every row go: the key starts afresh or is forgotten.
-    fn clear(&mut self, values: &mut Interner) {
+    fn clear<V: ValueIds<Id = I>>(&mut self, values: &mut V) {
         for (id, rows) in self.counts.drain() {
             values.release(id, rows);
         }
@@ -183,9 +243,9 @@ impl KeyValues {
 }
 
 /// `count(DISTINCT x)` over every key's window.
-pub(crate) struct DistinctCountOperator {
-    values: Interner,
-    keys: Vec<KeyValues>,
+struct DistinctCountOperator<V: ValueIds> {
+    values: V,
+    keys: Vec<KeyValues<V::Id>>,
     /// The frame starts at the key's first row: rows leave only when the
     /// key starts afresh.
     unbounded: bool,
@@ -193,29 +253,45 @@ pub(crate) struct DistinctCountOperator {
     delayed: bool,
 }
 
-impl DistinctCountOperator {
-    pub(crate) fn new(unbounded: bool, delayed: bool) -> Self {
+/// The operator for an `x` of type `input`: texts interned, every other
+/// type by its own bits.
+pub(crate) fn distinct_count_operator(
+    input: ValueType,
+    unbounded: bool,
+    delayed: bool,
+) -> Box<dyn AggregateOperator> {
+    match input {
+        ValueType::Utf8 => Box::new(DistinctCountOperator::<Interner>::new(unbounded, delayed)),
+        _ => Box::new(DistinctCountOperator::<OwnBits>::new(unbounded, delayed)),
+    }
+}
+
+impl<V: ValueIds> DistinctCountOperator<V> {
+    fn new(unbounded: bool, delayed: bool) -> Self {
         DistinctCountOperator {
-            values: Interner::default(),
+            values: V::default(),
             keys: Vec::new(),
             unbounded,
             delayed,
         }
     }
 
-    /// Row `row`'s value id (acquired) or [`NO_VALUE`].
-    fn value_of(&mut self, x: &Column<'_>, filter: Option<&BooleanArray>, row: usize) -> u32 {
+    /// Row `row`'s value id (acquired) or [`ValueIds::NO_VALUE`].
+    fn value_of(&mut self, x: &Column<'_>, filter: Option<&BooleanArray>, row: usize) -> V::Id {
         if left_out(filter, row) {
-            return NO_VALUE;
+            return V::NO_VALUE;
         }
         match x.get(row) {
             Some(value) => self.values.acquire(value),
-            None => NO_VALUE,
+            None => V::NO_VALUE,
         }
     }
 }
 
-impl AggregateOperator for DistinctCountOperator {
+impl<V: ValueIds + Send> AggregateOperator for DistinctCountOperator<V>
+where
+    V::Id: Send,
+{
     fn process(
         &mut self,
         args: &[ArrayRef],
@@ -236,7 +312,7 @@ impl AggregateOperator for DistinctCountOperator {
             }
             let id = match &x {
                 Some(x) => self.value_of(x, filter, row),
-                None => NO_VALUE,
+                None => V::NO_VALUE,
             };
             let (values, state) = (&mut self.values, &mut self.keys[key as usize]);
             let evictions = frame.evictions[row];
@@ -249,12 +325,12 @@ impl AggregateOperator for DistinctCountOperator {
                 state.waiting.push_back(id);
                 for _ in 0..frame.admissions[row] {
                     match state.waiting.pop_front() {
-                        Some(id) => state.enter(id, keeps_ids),
+                        Some(id) => state.enter::<V>(id, keeps_ids),
                         None => break,
                     }
                 }
             } else {
-                state.enter(id, keeps_ids);
+                state.enter::<V>(id, keeps_ids);
             }
             if !self.unbounded {
                 for _ in 0..evictions {
@@ -363,7 +439,7 @@ mod tests {
         let c = values.acquire(ValueRef::Text("7"));
         assert_eq!(c, a, "the freed id is reused");
         assert_ne!(c, b);
-        values.release(NO_VALUE, 1);
+        values.release(Interner::NO_VALUE, 1);
         assert_eq!(values.entries.len(), 2);
     }
 
@@ -375,7 +451,7 @@ mod tests {
         for i in 0..10_000 {
             let text = format!("value {i}");
             let id = values.acquire(ValueRef::Text(&text));
-            state.enter(id, true);
+            state.enter::<Interner>(id, true);
             if state.window.len() > 3
                 && let Some(old) = state.window.pop_front()
             {
@@ -386,6 +462,27 @@ mod tests {
         assert!(values.entries.len() <= 4, "{} ids", values.entries.len());
         state.clear(&mut values);
         assert!(values.ids.is_empty());
+    }
+
+    #[test]
+    fn no_fixed_width_value_reads_as_no_value() {
+        let largest = 10_i128.pow(38) - 1;
+        let decimals = arrow_array::Decimal128Array::from(vec![largest, -largest])
+            .with_precision_and_scale(38, 0)
+            .unwrap();
+        let integers = Int64Array::from(vec![i64::MIN, i64::MAX, -1]);
+        let doubles = arrow_array::Float64Array::from(vec![f64::NAN, f64::INFINITY, f64::MIN]);
+        for array in [&decimals as &dyn Array, &integers, &doubles] {
+            let column = Column::of(array);
+            for row in 0..array.len() {
+                let value = column.get(row).unwrap();
+                assert_ne!(
+                    OwnBits.acquire(value),
+                    OwnBits::NO_VALUE,
+                    "{array:?} row {row}"
+                );
+            }
+        }
     }
 
     #[test]

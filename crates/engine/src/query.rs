@@ -12,7 +12,7 @@ use datafusion_common::DFSchema;
 use datafusion_expr::Expr;
 use sliq_sql::{AggregateFunction, Frame, QueryPlan};
 
-use crate::distinct::DistinctCountOperator;
+use crate::distinct::distinct_count_operator;
 use crate::expr::{CompiledExpr, RowFailures};
 use crate::frame::{FramePass, FrameState, Late};
 use crate::group::{self, GroupOperator, MemberSpec};
@@ -382,10 +382,11 @@ impl CompiledQuery {
                     delay,
                     frame_rows: frame_rows(&frame),
                 })),
-                AggregateFunction::DistinctCount(_) => {
-                    let operator = DistinctCountOperator::new(unbounded, delay != Delay::None);
-                    Some(Box::new(operator) as Box<dyn AggregateOperator>)
-                }
+                AggregateFunction::DistinctCount(distinct) => Some(distinct_count_operator(
+                    distinct.input(),
+                    unbounded,
+                    delay != Delay::None,
+                )),
                 AggregateFunction::User(user) => {
                     match user.as_any().downcast_ref::<RegisteredAggregate>() {
                         Some(registered) => Some(registered.build(algorithm, unbounded, delay)),
