@@ -271,7 +271,8 @@ def same(a, b):
     if isinstance(a, float) and isinstance(b, float):
         if math.isnan(a) or math.isnan(b):
             return math.isnan(a) and math.isnan(b)
-        return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+        # Equal infinities first: their difference is NaN.
+        return a == b or abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
     return a == b
 
 
