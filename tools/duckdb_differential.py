@@ -189,6 +189,8 @@ class Expressions:
             lambda: f"epoch({self.ts(d - 1)} - {self.ts(d - 1)})",
             lambda: f"epoch(({self.ts(d - 1)} - {self.ts(d - 1)}) * {r.choice(['2', '-3', '0', 'i % 5'])})",
             lambda: f"epoch(INTERVAL '{r.randrange(1, 90)}' SECOND * {r.choice(['i % 7', '2', '0.5'])})",
+            lambda: f"date_part('{r.choice(['epoch', 'day', 'hour', 'minute', 'second', 'millisecond', 'microsecond'])}', "
+                    f"INTERVAL '{r.choice(['62.5 seconds', '1 day 3 hours 4.25 seconds', '90 minutes', '0.75 seconds'])}')",
         ])()
 
     def bool(self, d):

@@ -4168,16 +4168,33 @@ fn parts_of_a_gap_between_events_are_read_as_duckdb_reads_them() {
     assert_eq!(text("text"), ["2 days 02:01:04.5"; 2]);
     assert_eq!(text("back_text"), ["-2 days -02:01:04.5"; 2]);
     assert_eq!(text("negated"), text("back_text"));
+    // An INTERVAL constant's parts are read the same way.
+    let constants = engine
+        .query(
+            "SELECT date_part('millisecond', INTERVAL '62.5' SECOND) AS ms, \
+                    EXTRACT(MICROSECOND FROM INTERVAL '62.5' SECOND) AS us, \
+                    date_part('hour', INTERVAL '1 day 3 hours') AS h, \
+                    date_part('day', INTERVAL '1 day 3 hours') AS d FROM t",
+        )
+        .unwrap();
+    s.push(timestamps_and_keys(vec![Some(later)], vec!["a"]))
+        .unwrap();
+    let out = constants.recv().unwrap();
+    for (part, value) in [("ms", 2_500), ("us", 2_500_000), ("h", 3), ("d", 1)] {
+        assert_eq!(ints(&out, part), [Some(value)], "{part}");
+    }
     // A length of time has no week or day of the week.
-    let err = engine
-        .query("SELECT date_part('dow', ts - ts) FROM t")
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.starts_with("date_part('dow', …) does not apply to a length of time (an INTERVAL)")
-            && err.contains("at line 1, column 8"),
-        "{err}"
-    );
+    for sql in [
+        "SELECT date_part('dow', ts - ts) FROM t",
+        "SELECT date_part('dow', INTERVAL '1' DAY) FROM t",
+    ] {
+        let err = engine.query(sql).unwrap_err().to_string();
+        assert!(
+            err.starts_with("date_part('dow', …) does not apply to a length of time (an INTERVAL)")
+                && err.contains("at line 1, column 8"),
+            "{sql}: {err}"
+        );
+    }
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! `date_part` (and `EXTRACT`, `epoch`) of a duration: the difference of
-//! two timestamps, such as the gap `ts - lag(ts) OVER (…)` between events.
+//! two timestamps, such as the gap `ts - lag(ts) OVER (…)` between events,
+//! or an INTERVAL constant (sliq's are fixed lengths of time).
 //!
 //! DuckDB reads such a difference as days and a time of day: `day` counts
 //! whole days, `hour`, `minute` and `second` the fields below (`second` of

@@ -1008,10 +1008,23 @@ impl<'a> ExprConverter<'a> {
         if udf.name() == "date_part"
             && let ([Expr::Literal(part, _), d], [_, field]) = (args.as_slice(), coerced.as_slice())
             && let Some(part) = part.try_as_str().flatten()
-            && let DataType::Duration(unit) = field.data_type()
         {
-            return duration_part(part, d.clone(), *unit)
-                .map_err(|why| SqlError::at(SqlErrorKind::Plan(why), location));
+            // An INTERVAL constant is a length of time too (DataFusion's
+            // parts of one count whole seconds, as of a duration).
+            let length = match (field.data_type(), d) {
+                (DataType::Duration(unit), _) => Some((d.clone(), *unit)),
+                (_, Expr::Literal(ScalarValue::IntervalMonthDayNano(Some(v)), _))
+                    if v.months == 0 && v.days == 0 =>
+                {
+                    let nanos = ScalarValue::DurationNanosecond(Some(v.nanoseconds));
+                    Some((Expr::Literal(nanos, None), TimeUnit::Nanosecond))
+                }
+                _ => None,
+            };
+            if let Some((d, unit)) = length {
+                return duration_part(part, d, unit)
+                    .map_err(|why| SqlError::at(SqlErrorKind::Plan(why), location));
+            }
         }
         if name == "nullif"
             && let ([a, b], [field, _]) = (args.as_slice(), coerced.as_slice())
