@@ -29,11 +29,13 @@ mod numbers;
 mod parquet_file;
 mod plain_csv;
 mod read_types;
+mod records;
 mod row_lines;
 mod structural;
 
 use clients::{ClientLines, SharedClientLines};
 pub use lines::Lines;
+use records::RecordEnds;
 pub use row_lines::RowLines;
 
 /// Rows per batch read from files.
@@ -647,7 +649,8 @@ impl SourceSpec {
                 text_reader(input, self.name(), schema, *text, live)?
             }
             SourceSpec::TcpClients { listen, text } => {
-                let (input, clients) = listen_tcp(listen, Arc::clone(&stop))?;
+                let records = RecordEnds::of(text);
+                let (input, clients) = listen_tcp(listen, records, Arc::clone(&stop))?;
                 let live = Liveness {
                     live: true,
                     follow: None,
@@ -788,11 +791,13 @@ const ACCEPT_POLL: Duration = Duration::from_millis(50);
 
 /// Accepts TCP clients on `listen` and merges their lines into one stream
 /// of bytes (a pipe), until `stop` is raised: then the listener closes and
-/// the address is free for the next query over the stream. Each line is
-/// written whole under a lock, so lines of different clients never mix,
-/// however long, and recorded in the [`ClientLines`] returned with the pipe.
+/// the address is free for the next query over the stream. Each record
+/// (its lines, when a quoted CSV cell holds line breaks) is written whole
+/// under a lock, so records of different clients never mix, however long,
+/// and its lines are recorded in the [`ClientLines`] returned with the pipe.
 fn listen_tcp(
     listen: &str,
+    records: RecordEnds,
     stop: Arc<AtomicBool>,
 ) -> Result<(Box<dyn Read + Send>, SharedClientLines), SourceError> {
     let io_error = |e| SourceError::io(listen, e);
@@ -834,7 +839,7 @@ fn listen_tcp(
             }
             let out = Arc::clone(&writer);
             let recorded = Arc::clone(&recorded);
-            std::thread::spawn(move || forward_lines(client, &out, &recorded));
+            std::thread::spawn(move || forward_records(client, records, &out, &recorded));
         }
     });
     Ok((Box::new(reader), clients))
@@ -878,40 +883,62 @@ fn connect_tcp(connect: &str, stop: Arc<AtomicBool>) -> Result<Box<dyn Read + Se
     Ok(Box::new(server))
 }
 
-/// Copies a TCP client's lines to `out`, recording each in `recorded`,
-/// until it disconnects, the reader side is gone, or it sends a line
-/// longer than [`MAX_LINE_BYTES`].
-fn forward_lines(client: TcpStream, out: &Mutex<io::PipeWriter>, recorded: &Mutex<ClientLines>) {
+/// Copies a TCP client's records to `out`, recording each of their lines
+/// in `recorded`, until it disconnects, the reader side is gone, or it
+/// sends a record longer than [`MAX_LINE_BYTES`].
+fn forward_records(
+    client: TcpStream,
+    records: RecordEnds,
+    out: &Mutex<io::PipeWriter>,
+    recorded: &Mutex<ClientLines>,
+) {
     let peer: Arc<str> = client
         .peer_addr()
         .map_or_else(|_| "a client".to_string(), |a| a.to_string())
         .into();
     let mut input = BufReader::new(client);
-    let mut line = Vec::new();
+    let mut record = Vec::new();
     let mut its_line = 0;
     loop {
-        line.clear();
-        match (&mut input)
-            .take(MAX_LINE_BYTES + 1)
-            .read_until(b'\n', &mut line)
-        {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        if !line.ends_with(b"\n") {
-            if line.len() as u64 > MAX_LINE_BYTES {
-                note!("{peer}: a line longer than {MAX_LINE_BYTES} bytes; connection closed");
+        record.clear();
+        // A line, and the lines after it while a quoted cell is open.
+        loop {
+            let room = (MAX_LINE_BYTES + 1).saturating_sub(record.len() as u64);
+            match (&mut input).take(room).read_until(b'\n', &mut record) {
+                Ok(0) if record.is_empty() => return,
+                // Gone inside a quoted cell: the record goes as it is
+                // (its line break ended the last read).
+                Ok(0) => break,
+                Err(_) => return,
+                Ok(_) => {}
+            }
+            if record.len() as u64 > MAX_LINE_BYTES {
+                let what = match memchr::memchr(b'\n', &record) {
+                    None => "a line",
+                    Some(_) => "a record (lines joined by a quoted cell)",
+                };
+                note!("{peer}: {what} longer than {MAX_LINE_BYTES} bytes; connection closed");
                 return;
             }
-            line.push(b'\n');
+            if !record.ends_with(b"\n") {
+                record.push(b'\n'); // the client's last line, without a line break
+                break;
+            }
+            if !records.is_open(&record) {
+                break;
+            }
         }
         // Recorded under the pipe's lock, so in the pipe's order, and before
-        // the line goes in: the reader may read it (and ask whose it is)
+        // the record goes in: the reader may read it (and ask whose it is)
         // as soon as it is written.
         let mut out = out.lock();
-        its_line += 1;
-        recorded.lock().record(&peer, its_line);
-        if out.write_all(&line).is_err() {
+        let mut recorded = recorded.lock();
+        for _ in 0..memchr::memchr_iter(b'\n', &record).count() {
+            its_line += 1;
+            recorded.record(&peer, its_line);
+        }
+        drop(recorded);
+        if out.write_all(&record).is_err() {
             return;
         }
     }

@@ -1751,6 +1751,92 @@ fn a_malformed_tcp_line_is_named_by_its_client_and_its_line_there() {
     let _ = child.wait();
 }
 
+/// A quoted CSV cell may hold line breaks (RFC 4180): its record is read
+/// whole wherever lines are read one by one, and the lines after it keep
+/// their numbers.
+#[test]
+fn a_quoted_cell_of_several_lines_is_one_row() {
+    // A file, with a bad line in the same batch: the good rows are all
+    // kept, the bad line is named by its own number.
+    let data = scratch(
+        "quoted_lines.csv",
+        b"k,v\na,1\n\"two\nlines\",2\na,oops\n\"x,\"\"y\"\"\n\",3\nb,4\n",
+    );
+    let sql = format!(
+        "CREATE STREAM t (k VARCHAR, v DOUBLE) WITH (path = '{}', on_error = 'skip'); \
+         SELECT length(k) AS n, v FROM t;",
+        data.display()
+    );
+    let out = run(&["--format", "csv", "-c", &sql]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "n,v\n1,1.0\n9,2.0\n6,3.0\n1,4.0\n");
+    let quoted_data = data.display().to_string();
+    assert!(
+        stderr(&out).contains(&format!(
+            "skipped {quoted_data}, line 5: column 'v' (DOUBLE): cannot read 'oops'"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    // Piped in, where lines are read as they come.
+    let mut child = sliq()
+        .args([
+            "--format",
+            "csv",
+            "-c",
+            "CREATE STREAM t (k VARCHAR, v DOUBLE) WITH (source = 'stdin', on_error = 'skip'); \
+             SELECT length(k) AS n, v FROM t;",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(b"k,v\n\"two\n").unwrap();
+    input.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    input.write_all(b"lines\",2\na,oops\n").unwrap();
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "n,v\n9,2.0\n");
+    assert!(
+        stderr(&out).contains("skipped stdin, line 4: column 'v' (DOUBLE): cannot read 'oops'"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Over TCP, a client's record of several lines goes in whole, even while
+/// another client's lines arrive between its lines.
+#[test]
+fn a_tcp_clients_record_of_several_lines_is_not_split_by_another_client() {
+    let (mut child, port, out, err) = tcp_counting_query();
+    let mut first = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    first.write_all(b"\"two\n").unwrap();
+    first.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let mut second = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    second.write_all(b"b,1\n").unwrap();
+    assert_eq!(next_line(&out), "b,1");
+    first.write_all(b"lines\",1\nb,1\n").unwrap();
+    // CSV output quotes the key, over two lines.
+    assert_eq!(next_line(&out), "\"two");
+    assert_eq!(next_line(&out), "lines\",1");
+    assert_eq!(next_line(&out), "b,2");
+    // The first client's next record is its line 4.
+    first.write_all(b"c\n").unwrap();
+    let client = first.local_addr().unwrap();
+    let said = next_line(&err);
+    assert!(
+        said.contains(&format!("client {client}, line 4: 1 fields")),
+        "{said}"
+    );
+    child.kill().unwrap();
+    let _ = child.wait();
+}
+
 #[test]
 fn a_query_over_a_tcp_stream_frees_its_port_for_the_next_one() {
     // The first query ends at its LIMIT; the second listens on the same

@@ -25,6 +25,7 @@ use crate::console::note;
 
 use super::clients::SharedClientLines;
 use super::decoder::{FileColumns, TextDecoder};
+use super::records::RecordEnds;
 use super::row_lines::RowLines;
 use super::{BATCH_ROWS, Format, Liveness, MAX_LINE_BYTES, OnError, SourceError, TextOptions};
 use super::{explain, header, json_keys};
@@ -38,6 +39,9 @@ pub struct Lines {
     /// them or add others).
     columns: FileColumns,
     text: TextOptions,
+    /// Where the source's records end: a quoted CSV cell may hold line
+    /// breaks.
+    records: RecordEnds,
     live: Liveness,
     /// Lines read so far (blank lines and the header included).
     line: usize,
@@ -72,8 +76,8 @@ pub struct Lines {
     row_lines: RowLines,
 }
 
-/// A batch's text: whole lines, with the line number and byte offset of
-/// each record (blank lines and the header already left out).
+/// A batch's text: whole records, with the number of the line each starts
+/// on and its byte offset (blank lines and the header already left out).
 #[derive(Default)]
 struct Chunk {
     bytes: Vec<u8>,
@@ -108,6 +112,7 @@ impl Lines {
             what,
             columns: FileColumns::of(Arc::clone(&schema)),
             schema,
+            records: RecordEnds::of(&text),
             text,
             live,
             line: 0,
@@ -377,24 +382,65 @@ impl Lines {
                 self.held = read.split_off(at);
                 return Ok(());
             }
-            let end = match memchr::memchr(b'\n', &read[at..]) {
-                Some(line_break) => at + line_break + 1,
+            let end = match self.records.first_len(&read[at..]) {
+                Some(len) => at + len,
+                // Cut short by a line too long to read: decoded as it is.
+                None if self.failed.is_some() => read.len(),
                 None => {
-                    if !self.read_line(&mut read)? {
-                        read.push(b'\n'); // the last line, without a line break
-                    }
+                    // The record goes on past what the decoder took.
+                    self.read_rest_of_record(&mut read, at, self.line + 1)?;
                     read.len()
                 }
             };
-            self.line += 1;
-            self.add_line(&read[at..end], chunk)?;
+            self.add_record(&read[at..end], chunk)?;
             at = end;
         }
         Ok(())
     }
 
-    /// Adds the line just counted to `chunk`, unless it is blank or the
-    /// header (which says how the columns are laid out).
+    /// Reads the lines that complete the record that starts at `record[at..]`
+    /// (on line `first_line`), appending them to `record`: up to its end,
+    /// or to the end of the input.
+    fn read_rest_of_record(
+        &mut self,
+        record: &mut Vec<u8>,
+        at: usize,
+        first_line: usize,
+    ) -> Result<(), SourceError> {
+        loop {
+            if !self.read_line(record)? {
+                if !record.ends_with(b"\n") {
+                    record.push(b'\n'); // the last line, without a line break
+                }
+                return Ok(());
+            }
+            if !self.records.is_open(&record[at..]) {
+                return Ok(());
+            }
+            if (record.len() - at) as u64 > MAX_LINE_BYTES {
+                return Err(self.malformed(
+                    first_line,
+                    format!(
+                        "a quoted cell not closed within {} MiB (a quote opens a cell that may \
+                         hold line breaks, up to its closing quote)",
+                        MAX_LINE_BYTES >> 20
+                    ),
+                ));
+            }
+        }
+    }
+
+    /// Adds the record that starts on the next line to `chunk`, unless it
+    /// is blank or the header, and counts its lines.
+    fn add_record(&mut self, record: &[u8], chunk: &mut Chunk) -> Result<(), SourceError> {
+        self.line += 1;
+        self.add_line(record, chunk)?;
+        self.line += line_breaks(record).saturating_sub(1);
+        Ok(())
+    }
+
+    /// Adds the record starting on line `self.line` to `chunk`, unless it is
+    /// blank or the header (which says how the columns are laid out).
     fn add_line(&mut self, mut line: &[u8], chunk: &mut Chunk) -> Result<(), SourceError> {
         if self.expects_header && !is_blank(line) {
             if !self.read_first_line(line)? {
@@ -454,7 +500,13 @@ impl Lines {
                 break;
             }
             line.clear();
-            match self.read_line(&mut line) {
+            let read = self.read_line(&mut line).and_then(|more| {
+                if more && self.records.is_open(&line) {
+                    self.read_rest_of_record(&mut line, 0, self.line + 1)?;
+                }
+                Ok(more)
+            });
+            match read {
                 Ok(true) => {}
                 Ok(false) => {
                     self.done = true;
@@ -467,13 +519,12 @@ impl Lines {
                 }
                 Err(e) => return Err(e),
             }
-            self.line += 1;
-            self.add_line(&line, chunk)?;
+            self.add_record(&line, chunk)?;
         }
         Ok(())
     }
 
-    /// Adds the whole lines waiting in the read buffer, up to a batch's
+    /// Adds the whole records waiting in the read buffer, up to a batch's
     /// rows, to `chunk` (through `scratch`); false, reading nothing, when
     /// there is none. Taking them all at once spares a search and a copy
     /// per line.
@@ -486,17 +537,19 @@ impl Lines {
             return Ok(false);
         }
         let room = BATCH_ROWS - chunk.starts.len();
-        let buffered = self.input.buffer();
-        let Some(end) = memchr::memchr_iter(b'\n', buffered).take(room).last() else {
+        let taken = self.records.whole_len(self.input.buffer(), room);
+        if taken == 0 {
             return Ok(false);
-        };
-        scratch.clear();
-        scratch.extend_from_slice(&buffered[..=end]);
-        self.input.consume(end + 1);
-        for line in scratch.split_inclusive(|&b| b == b'\n') {
-            self.line += 1;
-            self.add_line(line, chunk)?;
         }
+        scratch.clear();
+        scratch.extend_from_slice(&self.input.buffer()[..taken]);
+        self.input.consume(taken);
+        let mut at = 0;
+        while let Some(len) = self.records.first_len(&scratch[at..]) {
+            self.add_record(&scratch[at..at + len], chunk)?;
+            at += len;
+        }
+        debug_assert_eq!(at, taken);
         Ok(true)
     }
 
