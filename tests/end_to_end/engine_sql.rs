@@ -2330,6 +2330,44 @@ fn clock_functions_are_refused_with_the_reason() {
     }
 }
 
+/// Flink's group windows emit a row per window; the refusal says how sliq
+/// writes each window, with the call's own time and lengths.
+#[test]
+fn group_window_functions_are_refused_with_sliqs_spelling() {
+    let (engine, _s) = engine_with_s();
+    for (call, instead) in [
+        (
+            "TUMBLE(ts, INTERVAL '10' SECOND)",
+            "GROUP BY key, time_bucket(INTERVAL '10' SECOND, ts)",
+        ),
+        (
+            "hop(ts, INTERVAL '1' SECOND, INTERVAL '1' MINUTE)",
+            "OVER (RANGE BETWEEN INTERVAL '1' MINUTE PRECEDING AND CURRENT ROW)",
+        ),
+        (
+            "SESSION(ts, INTERVAL '5' MINUTE)",
+            "without a gap longer than INTERVAL '5' MINUTE",
+        ),
+    ] {
+        let sql = format!("SELECT key, count(*) AS c FROM s GROUP BY key, {call}");
+        let err = engine.query(&sql).unwrap_err().to_string();
+        assert!(
+            err.contains("sliq emits a row for every event, not one per window")
+                && err.contains(instead)
+                && err.contains("at line 1, column 48"),
+            "{call}: {err}"
+        );
+    }
+    let err = engine
+        .query("SELECT TUMBLE_START(ts, INTERVAL '10' SECOND) AS w FROM s")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("time_bucket(INTERVAL '10' SECOND, ts)"),
+        "{err}"
+    );
+}
+
 #[test]
 fn every_window_algorithm_gives_the_same_results() {
     let sql = "SELECT key, max(v) OVER (ROWS 2 PRECEDING) AS m, sum(v) OVER (RANGE '3s') AS r FROM s GROUP BY key";

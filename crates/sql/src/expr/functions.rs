@@ -19,6 +19,25 @@ const CLOCK_FUNCTIONS: &[&str] = &[
     "current_time",
 ];
 
+/// The group-window functions of Flink SQL and Calcite (`GROUP BY
+/// TUMBLE(ts, INTERVAL '10' SECOND)`), which emit a row per window once it
+/// closes; sliq emits a row per event, and spells the same windows as a
+/// bucket to group by or a frame.
+const GROUP_WINDOW_FUNCTIONS: &[&str] = &[
+    "tumble",
+    "hop",
+    "session",
+    "tumble_start",
+    "tumble_end",
+    "tumble_rowtime",
+    "hop_start",
+    "hop_end",
+    "hop_rowtime",
+    "session_start",
+    "session_end",
+    "session_rowtime",
+];
+
 /// Names PostgreSQL and DuckDB give functions that DataFusion has under
 /// another name: `(spelling, DataFusion's name)`.
 const OTHER_SPELLINGS: &[(&str, &str)] = &[
@@ -235,6 +254,53 @@ pub fn over_scalar_function(name: &str, location: Option<Location>) -> SqlError 
 pub(super) fn is_clock_function(f: &ast::Function) -> bool {
     let name = f.name.to_string().to_ascii_lowercase();
     CLOCK_FUNCTIONS.contains(&name.as_str())
+}
+
+/// The error for a group-window function (see [`GROUP_WINDOW_FUNCTIONS`])
+/// such as `TUMBLE(ts, INTERVAL '10' SECOND)`, with sliq's way to write
+/// that window; `None` for another function.
+pub(super) fn group_window_function(f: &ast::Function) -> Option<SqlError> {
+    let name = f.name.to_string().to_ascii_lowercase();
+    if !GROUP_WINDOW_FUNCTIONS.contains(&name.as_str()) {
+        return None;
+    }
+    let args: Vec<String> = match &f.args {
+        ast::FunctionArguments::List(list) => list.args.iter().map(|a| a.to_string()).collect(),
+        _ => Vec::new(),
+    };
+    // `(time, first length, last length)`: TUMBLE's size, HOP's slide and
+    // size, SESSION's gap.
+    let (time, first, last) = match args.as_slice() {
+        [time, lengths @ ..] if !lengths.is_empty() => (
+            time.as_str(),
+            lengths[0].as_str(),
+            lengths[lengths.len() - 1].as_str(),
+        ),
+        _ => ("ts", "INTERVAL '10' SECOND", "INTERVAL '10' SECOND"),
+    };
+    let instead = match name.split('_').next() {
+        Some("tumble") => format!(
+            "a tumbling window is a bucket to group by: GROUP BY key, time_bucket({first}, \
+             {time}) gives each event its bucket's aggregate so far (key_ttl on the stream \
+             forgets buckets gone by)"
+        ),
+        Some("hop") => format!(
+            "a hopping window is a frame that slides with each event: \
+             OVER (RANGE BETWEEN {last} PRECEDING AND CURRENT ROW)"
+        ),
+        _ => format!(
+            "a session window is a key's rows without a gap longer than {last} between \
+             them: GROUP BY key over a stream created WITH (key_ttl = …) of that gap gives \
+             each event its session's aggregate so far (a key idle past the TTL starts afresh)"
+        ),
+    };
+    Some(SqlError::at(
+        SqlErrorKind::Unsupported(format!(
+            "{}: sliq emits a row for every event, not one per window; {instead}",
+            f.name
+        )),
+        super::location_of(&f.name),
+    ))
 }
 
 /// Whether a call without `OVER` is a scalar function (not an aggregate).

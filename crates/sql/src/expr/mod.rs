@@ -34,7 +34,8 @@ pub use constants::{literal, negative_literal};
 use duration_parts::duration_part;
 use float_comparison::{canonical, compares, float_nullif};
 use functions::{
-    DUCKDB_TIME_FUNCTIONS, is_clock_function, is_duckdb_time_function, operator_function,
+    DUCKDB_TIME_FUNCTIONS, group_window_function, is_clock_function, is_duckdb_time_function,
+    operator_function,
 };
 pub use functions::{
     FunctionInfo, builtin_functions, is_scalar_call, is_scalar_function, like,
@@ -714,6 +715,9 @@ impl<'a> ExprConverter<'a> {
                     f.name
                 ))
                 .or_at(location_of(&f.name)));
+            }
+            A::Function(f) if let Some(refusal) = group_window_function(f) => {
+                return Err(refusal);
             }
             A::Function(f) if f.over.is_none() && is_scalar_call(f) => {
                 self.scalar_call(f, aggregates)?
