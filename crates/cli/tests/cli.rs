@@ -1273,6 +1273,31 @@ fn a_failed_value_is_named_by_its_line_in_every_replay() {
     }
 }
 
+/// Blank lines and a quoted cell of two lines do not shift the line a
+/// failed value is named by, in a file read whole.
+#[test]
+fn a_failed_value_is_named_by_its_line_past_blank_lines_and_quoted_ones() {
+    let path = scratch(
+        "failed_after_blanks.csv",
+        b"k,v\na,1\n\n\"x\ny\",2\n  \nb,0\n\n",
+    );
+    let sql = format!(
+        "CREATE STREAM s (k VARCHAR, v BIGINT) WITH (path = '{}'); SELECT 10 / v AS q FROM s;",
+        path.display()
+    );
+    let out = run(&["--format", "csv", "-c", &sql]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "q\n10\n5\n\"\"\n");
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "(latest: {}, line 7: evaluating 10 / v where v = 0: Divide by zero error)",
+            path.display()
+        )),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_reader_that_closes_the_output_ends_the_replay_quietly() {
     // Like `sliq -c … | head -2`: more rows than a pipe buffers, a reader

@@ -247,6 +247,15 @@ impl TextDecoder {
         }
     }
 
+    /// The rows of the batch being decoded and their text (blank lines
+    /// included), when the decoder keeps the text (see [`PlainCsv::batch`]).
+    pub(super) fn kept_batch(&self) -> Option<(usize, &[u8])> {
+        match self {
+            TextDecoder::Plain(d) => Some(d.batch()),
+            TextDecoder::Csv { .. } | TextDecoder::Json { .. } => None,
+        }
+    }
+
     /// The line breaks in the text taken since the last batch, when the
     /// decoder counts them (the plain-CSV decoder does, as it splits).
     pub(super) fn taken_line_breaks(&self) -> Option<usize> {

@@ -331,15 +331,32 @@ impl Lines {
                 .taken_line_breaks()
                 .unwrap_or_else(|| line_breaks(read))
         });
+        // The input's last line may lack its line break.
+        let unbroken_end = usize::from(self.done && last_byte.is_some_and(|b| b != b'\n'));
+        // The plain decoder lets go of its text as it flushes: its rows'
+        // lines are found before, when they are not one line each.
+        let kept_lines = match &counted {
+            Ok(lines) => decoder
+                .kept_batch()
+                .filter(|&(rows, _)| rows != lines + unbroken_end)
+                .map(|(_, text)| record_lines(self.records, text, self.line + 1)),
+            Err(_) => None,
+        };
         match counted.and_then(|lines| Ok((lines, decoder.flush()?))) {
             Ok((lines, batch)) => {
-                // One row per line, unless the batch held blank lines. (The
-                // input's last line may lack its line break.)
+                // One row per line, unless the batch held blank lines or
+                // quoted cells of several lines.
                 let rows = batch.as_ref().map_or(0, |b| b.num_rows());
-                let unbroken_end = self.done && last_byte.is_some_and(|b| b != b'\n');
-                self.row_lines = match rows == lines + usize::from(unbroken_end) {
+                self.row_lines = match rows == lines + unbroken_end {
                     true => RowLines::From(self.line + 1),
-                    false => RowLines::Unknown,
+                    false => {
+                        let lines = kept_lines
+                            .unwrap_or_else(|| record_lines(self.records, read, self.line + 1));
+                        match lines.len() == rows {
+                            true => RowLines::of(lines),
+                            false => RowLines::Unknown,
+                        }
+                    }
                 };
                 self.line += lines;
                 Ok(Ok(batch))
@@ -724,6 +741,24 @@ impl Lines {
     }
 }
 
+/// The line each record of `text` (whole records, the last one's line
+/// break perhaps missing) starts on, the first on `first_line`, leaving out
+/// blank lines.
+fn record_lines(records: RecordEnds, text: &[u8], first_line: usize) -> Vec<usize> {
+    let mut lines = Vec::new();
+    let (mut at, mut line) = (0, first_line);
+    while at < text.len() {
+        let len = records.first_len(&text[at..]).unwrap_or(text.len() - at);
+        let record = &text[at..at + len];
+        if !is_blank(record) {
+            lines.push(line);
+        }
+        line += line_breaks(record);
+        at += len;
+    }
+    lines
+}
+
 /// Whether `line` holds nothing but blanks.
 fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|b| b.is_ascii_whitespace())
@@ -813,24 +848,69 @@ mod tests {
         GoodCrlf(i64),
         /// Quoted cells: arrow-csv's to decode, not the plain decoder's.
         GoodQuoted(i64),
+        /// A quoted cell of two lines (CSV; in JSON, an escaped line break).
+        GoodTwoLines(i64),
         Blank,
         BadValue,
         MissingField,
     }
 
+    impl Line {
+        /// The row it holds, if it is good.
+        fn good(&self) -> Option<i64> {
+            match self {
+                Line::Good(s) | Line::GoodCrlf(s) | Line::GoodQuoted(s) | Line::GoodTwoLines(s) => {
+                    Some(*s)
+                }
+                Line::Blank | Line::BadValue | Line::MissingField => None,
+            }
+        }
+
+        /// The lines it takes in `format`.
+        fn lines(&self, format: Format) -> usize {
+            match self {
+                Line::GoodTwoLines(_) if format == Format::Csv => 2,
+                _ => 1,
+            }
+        }
+    }
+
+    /// The number of the line each of `lines` starts on: a CSV file's
+    /// line 1 is its header.
+    fn line_numbers(lines: &[Line], format: Format) -> Vec<usize> {
+        let mut next = 1 + usize::from(format == Format::Csv);
+        lines
+            .iter()
+            .map(|l| {
+                next += l.lines(format);
+                next - l.lines(format)
+            })
+            .collect()
+    }
+
+    /// A CSV file's header names a column the stream lacks, `note`, which a
+    /// line may leave out.
     fn render(lines: &[Line], final_newline: bool, format: Format) -> Vec<u8> {
         let csv = format == Format::Csv;
-        let mut text = if csv { b"seq,v\n".to_vec() } else { Vec::new() };
+        let mut text = if csv {
+            b"seq,v,note\n".to_vec()
+        } else {
+            Vec::new()
+        };
         for line in lines {
             let line = match (line, csv) {
-                (Line::Good(seq), true) => format!("{seq},1.5\n"),
+                (Line::Good(seq), true) => format!("{seq},1.5,\n"),
                 (Line::Good(seq), false) => format!("{{\"seq\": {seq}, \"v\": 1.5}}\n"),
-                (Line::GoodCrlf(seq), true) => format!("{seq},-2\r\n"),
+                (Line::GoodCrlf(seq), true) => format!("{seq},-2,x\r\n"),
                 (Line::GoodCrlf(seq), false) => format!("{{\"v\": -2, \"seq\": {seq}}}\r\n"),
-                (Line::GoodQuoted(seq), true) => format!("\"{seq}\",\"0.5\"\n"),
+                (Line::GoodQuoted(seq), true) => format!("\"{seq}\",\"0.5\",\"\"\n"),
                 (Line::GoodQuoted(seq), false) => format!("{{\"seq\":{seq},\"v\":0.5}}\n"),
+                (Line::GoodTwoLines(seq), true) => format!("{seq},0.5,\"two\nlines\"\n"),
+                (Line::GoodTwoLines(seq), false) => {
+                    format!("{{\"seq\":{seq},\"v\":0.5,\"note\":\"two\\nlines\"}}\n")
+                }
                 (Line::Blank, _) => "  \n".to_string(),
-                (Line::BadValue, true) => "7,oops\n".to_string(),
+                (Line::BadValue, true) => "7,oops,\n".to_string(),
                 (Line::BadValue, false) => "{\"seq\": 7, \"v\": \"oops\"}\n".to_string(),
                 (Line::MissingField, true) => "8\n".to_string(),
                 // An object left open: JSON's equivalent of a short line.
@@ -849,6 +929,7 @@ mod tests {
             8 => (0i64..1000).prop_map(Line::Good),
             2 => (0i64..1000).prop_map(Line::GoodCrlf),
             1 => (0i64..1000).prop_map(Line::GoodQuoted),
+            1 => (0i64..1000).prop_map(Line::GoodTwoLines),
             1 => Just(Line::Blank),
             1 => Just(Line::BadValue),
             1 => Just(Line::MissingField),
@@ -866,13 +947,7 @@ mod tests {
         ) {
             let format = if json { Format::JsonLines } else { Format::Csv };
             let text = render(&lines, final_newline, format);
-            let good: Vec<i64> = lines
-                .iter()
-                .filter_map(|l| match l {
-                    Line::Good(s) | Line::GoodCrlf(s) | Line::GoodQuoted(s) => Some(*s),
-                    _ => None,
-                })
-                .collect();
+            let good: Vec<i64> = lines.iter().filter_map(Line::good).collect();
             for live in [false, true] {
                 let read = read_all(source(&text, format, OnError::Skip, live));
                 prop_assert_eq!(&read, &Ok(good.clone()));
@@ -886,8 +961,7 @@ mod tests {
                     None => prop_assert_eq!(&read, &Ok(good.clone())),
                     Some(i) => {
                         let error = read.expect_err("a bad line fails");
-                        // A CSV file's line 1 is its header.
-                        let line = format!("t.csv, line {}:", i + 1 + usize::from(!json));
+                        let line = format!("t.csv, line {}:", line_numbers(&lines, format)[i]);
                         prop_assert!(error.starts_with(&line), "{}", error);
                     }
                 }
@@ -897,7 +971,8 @@ mod tests {
 
     proptest! {
         /// Each row's line, when the reader knows it, is the line it was
-        /// read from; it knows every row's line when no line was skipped.
+        /// read from; it knows every row's line when no bad line was
+        /// skipped.
         #[test]
         fn rows_know_their_lines(
             lines in proptest::collection::vec(line_strategy(), 0..40),
@@ -906,17 +981,14 @@ mod tests {
         ) {
             let format = if json { Format::JsonLines } else { Format::Csv };
             let text = render(&lines, final_newline, format);
-            // A CSV file's line 1 is its header.
-            let first = 1 + usize::from(!json);
             let want: Vec<(i64, usize)> = lines
                 .iter()
-                .enumerate()
-                .filter_map(|(i, l)| match l {
-                    Line::Good(s) | Line::GoodCrlf(s) | Line::GoodQuoted(s) => Some((*s, first + i)),
-                    _ => None,
-                })
+                .zip(line_numbers(&lines, format))
+                .filter_map(|(l, number)| Some((l.good()?, number)))
                 .collect();
-            let skips_none = want.len() == lines.len();
+            let skips_none = !lines
+                .iter()
+                .any(|l| matches!(l, Line::BadValue | Line::MissingField));
             for live in [false, true] {
                 let mut reader = source(&text, format, OnError::Skip, live);
                 let mut got = Vec::new();

@@ -210,6 +210,12 @@ impl PlainCsv {
         &self.text
     }
 
+    /// The records of the batch being decoded (and the blank lines among
+    /// them), with how many records they are. Not after an error.
+    pub(super) fn batch(&self) -> (usize, &[u8]) {
+        (self.rows, &self.text[..self.scanned])
+    }
+
     /// The line breaks in the records taken since the last batch (and in
     /// the blank lines among them), counted as they were split.
     pub(super) fn taken_line_breaks(&self) -> usize {

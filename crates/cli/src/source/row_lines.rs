@@ -5,13 +5,14 @@
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum RowLines {
     /// Not known: the source is not lines (Arrow, Parquet, generated
-    /// events), or lines that are not one row each in this batch.
+    /// events), its lines are a socket's clients' (numbered per client),
+    /// or the batch's records did not match its rows one for one.
     #[default]
     Unknown,
     /// Row `i` is line `first + i` (lines counted from 1).
     From(usize),
-    /// Row `i` is line `lines[i]`: the batch skipped a blank or malformed
-    /// line.
+    /// Row `i` starts on line `lines[i]`: the batch skipped a blank or
+    /// malformed line, or a quoted cell held a line break.
     Each(Vec<usize>),
 }
 
