@@ -1785,7 +1785,7 @@ fn a_quoted_cell_of_several_lines_is_one_row() {
     // kept, the bad line is named by its own number.
     let data = scratch(
         "quoted_lines.csv",
-        b"k,v\na,1\n\"two\nlines\",2\na,oops\n\"x,\"\"y\"\"\n\",3\nb,4\n",
+        b"k,v\na,1\n\"two\nlines\",2\na,oops\n\"x,\"\"y\"\"\n\",3\nb,4\n\"open,5\nc,6\n",
     );
     let sql = format!(
         "CREATE STREAM t (k VARCHAR, v DOUBLE) WITH (path = '{}', on_error = 'skip'); \
@@ -1799,6 +1799,15 @@ fn a_quoted_cell_of_several_lines_is_one_row() {
     assert!(
         stderr(&out).contains(&format!(
             "skipped {quoted_data}, line 5: column 'v' (DOUBLE): cannot read 'oops'"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    // A quote never closed takes the rest of the file into its cell.
+    assert!(
+        stderr(&out).contains(&format!(
+            "skipped {quoted_data}, line 9: 1 fields where the stream has 2 (k, v) (a quote \
+             opened on this line is never closed: the lines after it were read into its cell)"
         )),
         "{}",
         stderr(&out)

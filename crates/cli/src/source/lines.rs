@@ -654,10 +654,16 @@ impl Lines {
             };
             // sliq's own parse errors say what and where without arrow's
             // "Parser error: " in front.
-            let message = explained.unwrap_or_else(|| match e {
+            let mut message = explained.unwrap_or_else(|| match e {
                 ArrowError::ParseError(message) => message,
                 other => other.to_string(),
             });
+            if self.records.is_open(text) {
+                message.push_str(
+                    " (a quote opened on this line is never closed: the lines after it were \
+                     read into its cell)",
+                );
+            }
             let error = |message| self.malformed(chunk.starts[records.start].0, message);
             match self.text.on_error {
                 OnError::Skip => note!("skipped {}", error(message)),
