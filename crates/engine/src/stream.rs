@@ -24,7 +24,7 @@ pub(crate) struct QueryState {
     pub(crate) sql: String,
     pub(crate) stream: String,
     pub(crate) schema: SchemaRef,
-    /// Shared with the [`Query`] handle, which outlives the registration
+    /// Shared with the [`Query`](crate::Query) handle, which outlives the registration
     /// (after `LIMIT`, or once the stream is dropped).
     pub(crate) compiled: Arc<Mutex<CompiledQuery>>,
     pub(crate) sender: Sender<Result<RecordBatch, EngineError>>,

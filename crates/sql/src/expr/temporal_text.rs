@@ -5,7 +5,7 @@
 //! digit. Arrow's cast writes `2024-01-01T10:00:04.500` and `2 days 2 hours
 //! 1 mins 4.500 secs`, so `CAST(ts AS VARCHAR)`, `'at ' || ts` and every
 //! other such value read as text go through [`temporal_text`] instead.
-//! [`super::sql_text`] writes the call back as the CAST it stands for.
+//! [`super::sql_text()`] writes the call back as the CAST it stands for.
 
 use std::fmt::Write;
 use std::sync::{Arc, LazyLock};
