@@ -28,9 +28,8 @@ use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array};
 use arrow_schema::DataType;
 use hashbrown::hash_map::Entry;
 use hashbrown::{Equivalent, HashMap};
-use sliq_swag::ChunkedDeque;
-
 use sliq_aggregates::ValueType;
+use sliq_swag::ChunkedDeque;
 
 use crate::expr::RowFailures;
 use crate::frame::FramePass;
