@@ -2,7 +2,8 @@
 //! one-row push to its result, and memory per key.
 //!
 //! `cargo bench -p sliq --bench engine` (add `-- --quick` for a shorter run;
-//! `--only NAME`, `--keys K` and `--batch B` narrow the throughput cases)
+//! `--only NAME`, `--keys K` and `--batch B` narrow the throughput cases;
+//! `--only latency` and `--only memory` run just those measurements)
 //!
 //! Each throughput case pushes 2M rows `(ts BIGINT, key BIGINT, v DOUBLE)`
 //! (1 ms apart, keys uniform at random) through one query, on one thread,
@@ -136,25 +137,24 @@ fn latency(sql: &str, keys: u64, pushes: usize) -> Vec<Duration> {
     samples
 }
 
-/// Heap bytes per key with `keys` keys of one-row windows, over a stream
-/// with `options`.
-fn memory_per_key(keys: u64, options: StreamOptions) -> f64 {
+/// Heap bytes per key once `keys` keys have had `rows_per_key` rows each
+/// through `sql`, over a stream with `options`.
+fn memory_per_key(keys: u64, rows_per_key: u64, sql: &str, options: StreamOptions) -> f64 {
+    let rows = (keys * rows_per_key) as i64;
     let input = batch_of(
-        (0..keys as i64).collect(),
-        (0..keys as i64).collect(),
-        vec![1.0; keys as usize],
+        (0..rows).collect(),
+        (0..rows).map(|i| i % keys as i64).collect(),
+        (0..rows).map(|i| (i % 1000) as f64 + 0.5).collect(),
     );
     let engine = Engine::new();
     let stream = engine
         .register_stream("s", schema(), options)
         .expect("stream");
-    let query = engine
-        .query("SELECT max(v) OVER (ROWS 0 PRECEDING) AS m FROM s GROUP BY key")
-        .expect("query");
+    let query = engine.query(sql).expect("query");
     let before = LIVE.load(Ordering::Relaxed);
-    for offset in (0..keys as usize).step_by(8192) {
+    for offset in (0..rows as usize).step_by(8192) {
         stream
-            .push(input.slice(offset, 8192.min(keys as usize - offset)))
+            .push(input.slice(offset, 8192.min(rows as usize - offset)))
             .expect("push");
         black_box(query.recv().expect("result"));
     }
@@ -285,13 +285,20 @@ fn main() {
             }
         }
     }
-    // `--only latency` runs just the latency measurement.
-    if only.as_ref().is_some_and(|o| o != "latency") {
+    // `--only latency` and `--only memory` run just that measurement.
+    if only
+        .as_ref()
+        .is_some_and(|o| o != "latency" && o != "memory")
+    {
         return;
     }
     println!();
     let pushes = if quick { 20_000 } else { 100_000 };
-    for (name, sql) in [&queries[0], &queries[5]] {
+    let latencies = [&queries[0], &queries[5]];
+    for (name, sql) in latencies
+        .iter()
+        .filter(|_| only.as_deref() != Some("memory"))
+    {
         let s = latency(sql, 1_000, pushes);
         let at = |q: f64| s[((s.len() - 1) as f64 * q) as usize].as_nanos();
         println!(
@@ -304,7 +311,8 @@ fn main() {
     }
     println!();
     let keys = if quick { 100_000 } else { 1_000_000 };
-    let per_key = memory_per_key(keys, StreamOptions::default());
+    let one_row_max = "SELECT max(v) OVER (ROWS 0 PRECEDING) AS m FROM s GROUP BY key";
+    let per_key = memory_per_key(keys, 1, one_row_max, StreamOptions::default());
     println!(
         "memory: {keys} keys with one-row max(v) windows: {per_key:.0} bytes per key ({:.0} MiB in all)",
         per_key * keys as f64 / (1 << 20) as f64
@@ -314,6 +322,19 @@ fn main() {
     let forgetting = StreamOptions::default()
         .event_time("ts")
         .key_ttl(std::time::Duration::from_secs(3600));
-    let per_key = memory_per_key(keys, forgetting);
+    let per_key = memory_per_key(keys, 1, one_row_max, forgetting);
     println!("memory: the same with key_ttl = '1h': {per_key:.0} bytes per key");
+    // Sketches over a long frame, while each key's window is still short.
+    for (name, call) in [
+        ("approx_percentile", "approx_percentile(v, 0.9)"),
+        ("approx_count_distinct", "approx_count_distinct(v)"),
+    ] {
+        let sql = format!("SELECT {call} OVER (ROWS 999 PRECEDING) AS m FROM s GROUP BY key");
+        for rows in [1, 4, 32] {
+            let per_key = memory_per_key(10_000, rows, &sql, StreamOptions::default());
+            println!(
+                "memory: 10000 keys of {rows}-row {name} windows over ROWS 999: {per_key:.0} bytes per key"
+            );
+        }
+    }
 }

@@ -18,6 +18,8 @@ use std::mem::{self, MaybeUninit};
 use std::ptr;
 
 /// The smallest block, in elements: a window of one element costs this much.
+/// (Two, for elements of [`LARGE_ELEMENT_BYTES`] or more: a window of one
+/// 4 KiB sketch costs a block of two, its own slot and the end's, not four.)
 pub const MIN_BLOCK: usize = 4;
 
 /// Elements at least this large are prefetched whole (every cache line),
@@ -30,7 +32,8 @@ pub(crate) const LARGE_ELEMENT_BYTES: usize = 256;
 /// How many slots ahead a stepping cursor prefetches a large element.
 const SLOT_LOOKAHEAD: usize = 2;
 
-/// Blocks grow up to about this many bytes (and at least [`MIN_BLOCK`] elements).
+/// Blocks grow up to about this many bytes (and at least their smallest,
+/// [`MIN_BLOCK`] elements or two large ones).
 const MAX_BLOCK_BYTES: usize = 8 * 1024;
 
 /// A deque of small elements holding at least this many bytes *streams*:
@@ -136,8 +139,14 @@ impl<T> Block<T> {
         unit
     };
 
-    /// The smallest capacity: [`MIN_BLOCK`], rounded up to [`Self::CAP_UNIT`].
-    const MIN_CAP: usize = Self::round_cap(MIN_BLOCK);
+    /// The fewest elements a block holds: [`MIN_BLOCK`], or two large ones
+    /// (the end lies in an allocated block, so a block of one would have a
+    /// second linked with the first element).
+    const MIN_ELEMENTS: usize = if Self::LARGE { 2 } else { MIN_BLOCK };
+
+    /// The smallest capacity: [`Self::MIN_ELEMENTS`], rounded up to
+    /// [`Self::CAP_UNIT`].
+    const MIN_CAP: usize = Self::round_cap(Self::MIN_ELEMENTS);
 
     /// `cap` rounded up to a multiple of [`Self::CAP_UNIT`].
     const fn round_cap(cap: usize) -> usize {
@@ -470,8 +479,9 @@ impl<T> Cursor<T> {
 /// | `push_back`, `pop_front`, `drop_front`, `pop_back` | **O(1) worst case** (at most one block allocation) |
 /// | `front`, `back`, `len` | **O(1) worst case** |
 ///
-/// Block sizes follow the queue's length, from [`MIN_BLOCK`] elements up to
-/// about 8 KiB, so a window of one element costs one small block while a
+/// Block sizes follow the queue's length, from [`MIN_BLOCK`] elements (two,
+/// when they are large) up to about 8 KiB, so a window of one element costs
+/// one small block while a
 /// large window is stored in large blocks. One drained block is kept as a
 /// spare, so a window that slides at a steady size allocates nothing.
 ///
@@ -549,7 +559,8 @@ impl<T> ChunkedDeque<T> {
     /// Largest block, in elements, for this element type.
     const MAX_BLOCK: usize = {
         let n = MAX_BLOCK_BYTES / Block::<T>::STRIDE;
-        Block::<T>::round_cap(if n < MIN_BLOCK { MIN_BLOCK } else { n })
+        let least = Block::<T>::MIN_ELEMENTS;
+        Block::<T>::round_cap(if n < least { least } else { n })
     };
 
     /// An empty deque. Allocates nothing until the first push.
@@ -583,7 +594,7 @@ impl<T> ChunkedDeque<T> {
         let cap = len
             .checked_next_power_of_two()
             .unwrap_or(usize::MAX)
-            .clamp(MIN_BLOCK, Self::MAX_BLOCK);
+            .clamp(Block::<T>::MIN_ELEMENTS, Self::MAX_BLOCK);
         Block::<T>::round_cap(cap)
     }
 
@@ -1428,6 +1439,14 @@ mod tests {
         assert_eq!(q.heap_bytes(), 0);
         q.push_back(7);
         assert_eq!(q.heap_bytes(), mem::size_of::<Block<u64>>() + MIN_BLOCK * 8);
+        // A large element (a sketch) costs a block of two: its slot and
+        // the end's.
+        let mut sketches: ChunkedDeque<[u64; 512]> = ChunkedDeque::new();
+        sketches.push_back([1; 512]);
+        assert_eq!(
+            sketches.heap_bytes(),
+            mem::size_of::<Block<[u64; 512]>>() + 2 * 4096
+        );
     }
 
     #[test]
@@ -1554,8 +1573,10 @@ mod tests {
         walk_and_compare(|i| i as u32);
         walk_and_compare(|i| (i as u64, i as u32));
         walk_and_compare(|i| i as u128);
-        // Large: prefetched whole, never streaming.
+        // Large: prefetched whole, never streaming, in blocks from two
+        // elements up.
         walk_and_compare(|i| [i as u8; 300]);
+        walk_and_compare(|i| [i as u64; 40]);
         walk_and_compare(|i| i.to_string());
     }
 
