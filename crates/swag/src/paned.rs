@@ -162,8 +162,12 @@ pub struct PanedWindow<M: LiftInput + Clone> {
     /// while it is the only pane), or while it is folded, the first
     /// `tail.len()` (the rest, `lag` of them, lifted from `build`).
     tail: Box<DabaLite<M>>,
-    /// The fold of all the tail's inputs, while the tail is folded.
-    folded: Option<M::Agg>,
+    /// The fold of all the tail's inputs, while the tail is folded. Boxed:
+    /// a window too short to fold (most keys' windows, at first) does not
+    /// carry a large aggregate's room.
+    folded: Option<Box<M::Agg>>,
+    /// The identity in a box let go by a fold, for the next one.
+    spare_fold: Option<Box<M::Agg>>,
     /// The folded tail's inputs not lifted into `tail` yet.
     lag: usize,
     /// An emptied pane window, kept for the next tail while there are whole
@@ -190,6 +194,7 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
             next: None,
             tail: Box::new(DabaLite::new(monoid.clone())),
             folded: None,
+            spare_fold: None,
             lag: 0,
             spare: None,
             tail_inserted: 0,
@@ -297,7 +302,14 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
             }
             return;
         }
-        let pane = fold.unwrap_or_else(|| tail.query());
+        let pane = match fold {
+            Some(mut fold) => {
+                let pane = std::mem::replace(&mut *fold, self.monoid.identity());
+                self.spare_fold = Some(fold);
+                pane
+            }
+            None => tail.query(),
+        };
         let monoid = &self.monoid;
         self.panes
             .get_or_insert_with(|| Box::new(DabaLite::new(monoid.clone())))
@@ -318,7 +330,10 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
             self.pane_ends.push_back(self.inputs.cursor_back());
         }
         self.lag = 0;
-        self.folded = Some(self.monoid.identity());
+        self.folded = Some(match self.spare_fold.take() {
+            Some(identity) => identity,
+            None => Box::new(self.monoid.identity()),
+        });
     }
 
     /// The head ran out (`emptied`, kept for reuse while there are whole
@@ -362,8 +377,12 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
     /// A folded tail with no whole pane before it and all its inputs
     /// lifted is a lifted tail from now on.
     fn unfold_if_lifted(&mut self) {
-        if self.lag == 0 && self.whole_panes() == 0 {
-            self.folded = None;
+        if self.lag == 0
+            && self.whole_panes() == 0
+            && let Some(mut fold) = self.folded.take()
+        {
+            *fold = self.monoid.identity();
+            self.spare_fold = Some(fold);
         }
     }
 
