@@ -872,6 +872,11 @@ mod tests {
             }
         }
 
+        /// Whether it is malformed: skipped, or where a replay fails.
+        fn is_bad(&self) -> bool {
+            matches!(self, Line::BadValue | Line::MissingField)
+        }
+
         /// The lines it takes in `format`.
         fn lines(&self, format: Format) -> usize {
             match self {
@@ -958,9 +963,7 @@ mod tests {
                 let read = read_all(source(&text, format, OnError::Skip, live));
                 prop_assert_eq!(&read, &Ok(good.clone()));
             }
-            let first_bad = lines
-                .iter()
-                .position(|l| matches!(l, Line::BadValue | Line::MissingField));
+            let first_bad = lines.iter().position(Line::is_bad);
             for live in [false, true] {
                 let read = read_all(source(&text, format, OnError::Fail, live));
                 match first_bad {
@@ -992,9 +995,7 @@ mod tests {
                 .zip(line_numbers(&lines, format))
                 .filter_map(|(l, number)| Some((l.good()?, number)))
                 .collect();
-            let skips_none = !lines
-                .iter()
-                .any(|l| matches!(l, Line::BadValue | Line::MissingField));
+            let skips_none = !lines.iter().any(Line::is_bad);
             for live in [false, true] {
                 let mut reader = source(&text, format, OnError::Skip, live);
                 let mut got = Vec::new();
