@@ -303,11 +303,7 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
             return;
         }
         let pane = match fold {
-            Some(mut fold) => {
-                let pane = std::mem::replace(&mut *fold, self.monoid.identity());
-                self.spare_fold = Some(fold);
-                pane
-            }
+            Some(fold) => self.let_go_of_fold(fold),
             None => tail.query(),
         };
         let monoid = &self.monoid;
@@ -330,10 +326,17 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
             self.pane_ends.push_back(self.inputs.cursor_back());
         }
         self.lag = 0;
-        self.folded = Some(match self.spare_fold.take() {
-            Some(identity) => identity,
-            None => Box::new(self.monoid.identity()),
-        });
+        let monoid = &self.monoid;
+        let fresh = self.spare_fold.take();
+        self.folded = Some(fresh.unwrap_or_else(|| Box::new(monoid.identity())));
+    }
+
+    /// Lets `fold` go, returning what it held: its box, reset to the
+    /// identity, is kept for the next fold.
+    fn let_go_of_fold(&mut self, mut fold: Box<M::Agg>) -> M::Agg {
+        let held = std::mem::replace(&mut *fold, self.monoid.identity());
+        self.spare_fold = Some(fold);
+        held
     }
 
     /// The head ran out (`emptied`, kept for reuse while there are whole
@@ -379,10 +382,9 @@ impl<M: LiftInput + Clone> PanedWindow<M> {
     fn unfold_if_lifted(&mut self) {
         if self.lag == 0
             && self.whole_panes() == 0
-            && let Some(mut fold) = self.folded.take()
+            && let Some(fold) = self.folded.take()
         {
-            *fold = self.monoid.identity();
-            self.spare_fold = Some(fold);
+            self.let_go_of_fold(fold);
         }
     }
 

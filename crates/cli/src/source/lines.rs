@@ -561,12 +561,9 @@ impl Lines {
         scratch.clear();
         scratch.extend_from_slice(&self.input.buffer()[..taken]);
         self.input.consume(taken);
-        let mut at = 0;
-        while let Some(len) = self.records.first_len(&scratch[at..]) {
-            self.add_record(&scratch[at..at + len], chunk)?;
-            at += len;
+        for record in self.records.whole(scratch) {
+            self.add_record(record, chunk)?;
         }
-        debug_assert_eq!(at, taken);
         Ok(true)
     }
 

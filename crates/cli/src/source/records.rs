@@ -44,29 +44,21 @@ impl RecordEnds {
         self.first_len(record).is_none()
     }
 
+    /// The whole records of `bytes`, in order, each with its line break;
+    /// a record `bytes` ends inside is left out.
+    pub(super) fn whole(self, bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+        let mut rest = bytes;
+        std::iter::from_fn(move || {
+            let (record, after) = rest.split_at(self.first_len(rest)?);
+            rest = after;
+            Some(record)
+        })
+    }
+
     /// The length of the whole records at the start of `bytes`, at most
     /// `most` of them.
     pub(super) fn whole_len(self, bytes: &[u8], most: usize) -> usize {
-        let mut at = 0;
-        for _ in 0..most {
-            match self.first_len(&bytes[at..]) {
-                Some(len) => at += len,
-                None => break,
-            }
-        }
-        at
-    }
-
-    /// The whole records at the start of `bytes`.
-    #[cfg(test)]
-    fn split(self, bytes: &[u8]) -> Vec<&[u8]> {
-        let mut records = Vec::new();
-        let mut at = 0;
-        while let Some(len) = self.first_len(&bytes[at..]) {
-            records.push(&bytes[at..at + len]);
-            at += len;
-        }
-        records
+        self.whole(bytes).take(most).map(<[u8]>::len).sum()
     }
 }
 
@@ -115,7 +107,10 @@ mod tests {
     fn a_quoted_cell_holds_line_breaks() {
         let text = b"1,\"two\nlines\",3\n4,5,6\n";
         assert_eq!(CSV.first_len(text), Some(16));
-        assert_eq!(CSV.split(text), [&b"1,\"two\nlines\",3\n"[..], b"4,5,6\n"]);
+        assert!(
+            CSV.whole(text)
+                .eq([&b"1,\"two\nlines\",3\n"[..], b"4,5,6\n"])
+        );
         assert_eq!(CSV.whole_len(text, 10), text.len());
         assert_eq!(CSV.whole_len(text, 1), 16);
         // A record not yet whole is not taken.
@@ -171,7 +166,7 @@ mod tests {
                 })
                 .collect();
             let bytes = text.as_bytes();
-            let records = CSV.split(bytes);
+            let records: Vec<&[u8]> = CSV.whole(bytes).collect();
             let taken = CSV.whole_len(bytes, usize::MAX);
             let mut reader = csv_core::Reader::new();
             let (mut output, mut ends) = (vec![0; bytes.len() + 1], vec![0; bytes.len() + 1]);
